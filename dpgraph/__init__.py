@@ -12,7 +12,8 @@ the command line on top.
 
 from . import bounds, core
 from .core import Estimate
+from .graph import PrivateGraph, release
 
 __version__ = "0.1.0"
 
-__all__ = ["core", "bounds", "Estimate", "__version__"]
+__all__ = ["core", "bounds", "Estimate", "PrivateGraph", "release", "__version__"]

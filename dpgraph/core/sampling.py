@@ -11,7 +11,7 @@ import numpy as np
 from .probabilities import RRProbabilities
 from .randomness import RandomSource
 
-__all__ = ["flip_mask", "rr_sample"]
+__all__ = ["flip_mask", "rr_sample", "bernoulli_words"]
 
 
 def flip_mask(n: int, numerator: int, source: RandomSource) -> np.ndarray:
@@ -66,3 +66,62 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     j = (u // m).astype(np.intp)  # only meaningful where moved
     target = j + (j >= x)
     return np.where(moved, target, x)
+
+
+def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.ndarray:
+    """``n_words`` words of 64 independent Bernoulli(numerator / 2^64) bits each.
+
+    Bit-sliced comparison: each of the 64 lanes of a word compares its own
+    uniform 64-bit integer U with ``numerator`` most significant bit first,
+    one random word supplying one bit of U for all 64 lanes.  A lane is
+    decided at the first bit where U and the numerator differ (U < numerator
+    gives a 1), so each random word settles about half of the lanes still
+    open and a word needs about log2(64) + 2 random words instead of 64.
+    Words whose lanes are all decided drop out (compaction), and a lane that
+    matches the numerator on all 64 bits has U == numerator, which gives 0.
+    Every lane is therefore 1 with probability exactly numerator / 2^64.
+
+    Parameters
+    ----------
+    n_words : int
+    numerator : int
+        In [0, 2^64).
+    source : RandomSource
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (n_words,)
+
+    Examples
+    --------
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> w = bernoulli_words(10_000, 1 << 62, SeededRandom(0))   # p = 1/4
+    >>> bits = np.unpackbits(w.view(np.uint8)).mean()
+    >>> bool(abs(bits - 0.25) < 0.005)
+    True
+    """
+    numerator = int(numerator)
+    if not 0 <= numerator < 1 << 64:
+        raise ValueError("numerator must lie in [0, 2^64)")
+    n_words = int(n_words)
+    result = np.zeros(n_words, dtype=np.uint64)
+    if numerator == 0 or n_words == 0:
+        return result
+    open_lanes = np.full(n_words, np.uint64(0xFFFFFFFFFFFFFFFF))
+    alive = np.arange(n_words)  # words with undecided lanes
+    for bit in range(63, -1, -1):
+        r = source.uint64(alive.size)
+        und = open_lanes[alive]
+        if (numerator >> bit) & 1:
+            # U's bit is 0 where the numerator's is 1: U < numerator, decided 1
+            result[alive] |= und & ~r
+            und &= r
+        else:
+            # U's bit is 1 where the numerator's is 0: U > numerator, decided 0
+            und &= ~r
+        keep = und != 0
+        open_lanes[alive] = und
+        alive = alive[keep]
+        if alive.size == 0:
+            break
+    return result
