@@ -9,12 +9,14 @@ import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import RRProbabilities
+from .analytics import AnalyticsMixin
 from .encoding import NodeIndex
+from .io import IOMixin
 
 __all__ = ["PrivateGraph"]
 
 
-class PrivateGraph:
+class PrivateGraph(AnalyticsMixin, IOMixin):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
 
     Built by :func:`dpgraph.release`; holds only the released pairs and public
