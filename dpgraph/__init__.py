@@ -1,0 +1,18 @@
+"""dpgraph: differentially private graph release for the cut function.
+
+A curator releases a synthetic graph that is eps-differentially private for
+every vertex pair (mechanism E of Wang, Ying and Zhang: randomized response on
+every pair); analysts answer any number of questions from it with debiased
+estimators that carry exact error bars, at no further privacy cost.
+
+Layers: :mod:`dpgraph.core` (statistical queries on any finite universe)
+beneath :mod:`dpgraph.graph` (release, cuts, analytics), with experiments and
+the command line on top.
+"""
+
+from . import bounds, core
+from .core import Estimate
+
+__version__ = "0.1.0"
+
+__all__ = ["core", "bounds", "Estimate", "__version__"]

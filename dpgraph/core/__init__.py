@@ -1,0 +1,29 @@
+"""The statistical-query core: universes, mechanism E, queries, estimators.
+
+Everything in :mod:`dpgraph.graph` is built on this layer: a graph is the
+database of its vertex pairs (K = 2) and a cut query is a statistical query.
+"""
+
+from .estimators import Channel, Estimate, count_estimate, project, unbiased_estimate
+from .mechanism import MechanismE
+from .probabilities import RRProbabilities, rr_probabilities
+from .queries import StatisticalQuery
+from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .universe import Universe
+
+__all__ = [
+    "Universe",
+    "MechanismE",
+    "StatisticalQuery",
+    "Estimate",
+    "Channel",
+    "unbiased_estimate",
+    "count_estimate",
+    "project",
+    "RRProbabilities",
+    "rr_probabilities",
+    "RandomSource",
+    "SecureRandom",
+    "SeededRandom",
+    "resolve_random",
+]

@@ -1,0 +1,317 @@
+"""The companion estimators of mechanism E: one formula, one place.
+
+Every row channel used in dpgraph has the form
+
+    P(Y_i = v | x_i) = d [v == x_i] + r_v,
+
+K-ary randomized response (d = keep - move, r_v = move for all v) and the
+subsampled binary release (P(1|edge) = alpha, P(1|non-edge) = beta gives
+d = alpha - beta, r = (1 - alpha, beta)) included.  Then for any row function
+phi,  E[phi(Y_i)] = d phi(x_i) + sum_v r_v phi(v),  so
+
+    sum_i phi_i(x_i)  is estimated without bias by  (sum_i phi_i(Y_i) - sum_i r.phi_i) / d,
+
+which, for randomized response and the paper's normalisation by sum_i c_i, is
+the estimator q_u of Lemma 2.  The variance is a sum of per-row variances; for
+a binary symmetric channel it does not depend on x, otherwise we report its
+maximum over x_i (a bound, flagged by ``exact_std=False``).
+
+:func:`unbiased_estimate` is the only place the debiasing formula lives: the
+statistical-query layer, the cut queries of the graph layer and the graph
+analytics all call it (the latter through :func:`count_estimate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtri
+
+from ._validation import check_level
+
+__all__ = ["Channel", "Estimate", "unbiased_estimate", "count_estimate", "project"]
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A row channel P(Y = v | x) = d [v == x] + r[v].
+
+    Parameters
+    ----------
+    d : float
+        The weight on the true value; must be > 0 for the truth to be
+        recoverable.
+    r : numpy.ndarray
+        Length-K vector of the value-independent part.
+
+    Examples
+    --------
+    >>> ch = Channel.binary(0.7, 0.2)
+    >>> round(ch.d, 12), ch.r.tolist()
+    (0.5, [0.30000000000000004, 0.2])
+    """
+
+    d: float
+    r: np.ndarray
+
+    def __post_init__(self) -> None:
+        r = np.asarray(self.r, dtype=float)
+        object.__setattr__(self, "r", r)
+        if not (self.d > 0 and np.isfinite(self.d)):
+            raise ValueError("channel carries no information about the truth (d <= 0)")
+        if r.ndim != 1 or r.size < 2 or np.any(r < 0):
+            raise ValueError("r must be a non-negative vector of length K >= 2")
+
+    @property
+    def K(self) -> int:
+        return int(self.r.size)
+
+    @classmethod
+    def randomized_response(cls, rr: Any) -> "Channel":
+        """The channel of certified K-ary randomized response ``rr``.
+
+        ``d`` is computed from the exact fractions, so it is accurate even when
+        epsilon is tiny and keep and move are nearly equal.
+        """
+        d = float(rr.keep_fraction - rr.move_fraction)
+        return cls(d, np.full(rr.K, rr.move_probability))
+
+    @classmethod
+    def binary(cls, alpha: Real, beta: Real) -> "Channel":
+        """A binary channel with P(1 | x=1) = alpha and P(1 | x=0) = beta."""
+        d = float(Fraction(alpha) - Fraction(beta))
+        return cls(d, np.array([1.0 - float(alpha), float(beta)]))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate with its standard error; scalar or a batch of queries.
+
+    Attributes
+    ----------
+    value : float or numpy.ndarray
+        The answer.
+    std : float or numpy.ndarray
+        Its standard deviation under the mechanism (exact when ``exact_std``,
+        otherwise an upper bound or a stated approximation).
+    low, high : float or numpy.ndarray
+        The range the true answer is known to lie in; confidence intervals
+        are clipped to it.
+    exact_std : bool
+        Whether ``std`` is the exact standard deviation.
+    center : float or numpy.ndarray, optional
+        Where the confidence interval is centred when it differs from
+        ``value`` (a proper estimate is centred on the unbiased one).
+
+    Examples
+    --------
+    >>> e = Estimate(10.0, 2.0)
+    >>> float(e)
+    10.0
+    >>> [round(x, 3) for x in e.ci(0.95)]
+    [6.08, 13.92]
+    """
+
+    value: Any
+    std: Any
+    low: Any = -np.inf
+    high: Any = np.inf
+    exact_std: bool = True
+    center: Any = field(default=None, repr=False)
+
+    @property
+    def variance(self) -> Any:
+        """std squared."""
+        return np.square(self.std)
+
+    @property
+    def is_batch(self) -> bool:
+        return np.ndim(self.value) > 0
+
+    def ci(self, level: float = 0.95) -> tuple[Any, Any]:
+        """Two-sided normal confidence interval at ``level``, clipped to [low, high].
+
+        The normal approximation is accurate for the sums of many independent
+        rows this library deals with (a cut over |S||T| pairs, say).
+        """
+        level = check_level(level)
+        z = float(ndtri(0.5 + level / 2))
+        c = self.value if self.center is None else self.center
+        lo = np.clip(np.asarray(c) - z * np.asarray(self.std), self.low, self.high)
+        hi = np.clip(np.asarray(c) + z * np.asarray(self.std), self.low, self.high)
+        if not self.is_batch:
+            return float(lo), float(hi)
+        return lo, hi
+
+    def __float__(self) -> float:
+        if self.is_batch:
+            raise TypeError("float() needs a single estimate; index the batch first, e.g. est[0]")
+        return float(self.value)
+
+    def __len__(self) -> int:
+        if not self.is_batch:
+            raise TypeError("a single Estimate has no len()")
+        return int(np.shape(self.value)[0])
+
+    def __getitem__(self, i: Any) -> "Estimate":
+        if not self.is_batch:
+            raise TypeError("a single Estimate cannot be indexed")
+
+        def pick(x: Any) -> Any:
+            return np.asarray(x)[i] if np.ndim(x) > 0 else x
+
+        def scalar(x: Any) -> Any:
+            x = pick(x)
+            return float(x) if np.ndim(x) == 0 and x is not None else x
+
+        return Estimate(
+            scalar(self.value),
+            scalar(self.std),
+            scalar(self.low),
+            scalar(self.high),
+            self.exact_std,
+            None if self.center is None else scalar(self.center),
+        )
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        if self.is_batch:
+            return f"Estimate(batch of {len(self)}, exact_std={self.exact_std})"
+        kind = "" if self.exact_std else ", std is a bound"
+        return f"Estimate(value={float(self.value):.6g}, std={float(self.std):.6g}{kind})"
+
+
+def unbiased_estimate(
+    observed: Any,
+    functions: Any,
+    group_sizes: Any,
+    channel: Channel,
+    normalizer: Any = 1.0,
+) -> Estimate:
+    """Unbiased estimate of sum_i phi_i(x_i) / normalizer from released rows.
+
+    Rows sharing a row function form a group: group g has ``group_sizes[g]``
+    rows, all with function ``functions[g]``.
+
+    Parameters
+    ----------
+    observed : float or array of shape (Q,)
+        sum_i phi_i(Y_i) over the released rows (one per query).
+    functions : array of shape (h, K) or (Q, h, K)
+        The distinct row functions, tabulated on the universe.
+    group_sizes : array of shape (h,) or (Q, h)
+        Number of rows using each function.
+    channel : Channel
+        The release channel.
+    normalizer : float or array of shape (Q,), default 1
+        sum_i c_i for the paper's normalised statistical query; 1 for counts.
+
+    Returns
+    -------
+    Estimate
+        Unbiased value; exact std when the per-row variance does not depend on
+        the truth (binary randomized response), its worst case otherwise.
+
+    Examples
+    --------
+    A count over 100 pairs of which 30 were released as edges, flip
+    probability 0.25:
+
+    >>> ch = Channel.binary(0.75, 0.25)
+    >>> e = unbiased_estimate(30.0, [[0.0, 1.0]], [100], ch)
+    >>> float(e), round(e.std, 4)
+    (10.0, 8.6603)
+    """
+    functions = np.asarray(functions, dtype=float)
+    sizes = np.asarray(group_sizes, dtype=float)
+    if functions.shape[-1] != channel.K:
+        raise ValueError(
+            f"functions has {functions.shape[-1]} columns but the channel has K={channel.K}"
+        )
+    d, r = channel.d, channel.r
+    r1 = functions @ r  # sum_v r_v phi_g(v)            (..., h)
+    r2 = np.square(functions) @ r  # sum_v r_v phi_g(v)^2    (..., h)
+    offset = np.sum(sizes * r1, axis=-1)
+    value = (np.asarray(observed, dtype=float) - offset) / d / normalizer
+    # Var phi(Y) given x = v:  d phi(v)^2 + r2 - (d phi(v) + r1)^2
+    mean = d * functions + r1[..., None]
+    var_given_x = d * np.square(functions) + r2[..., None] - np.square(mean)
+    var_given_x = np.maximum(var_given_x, 0.0)
+    worst = var_given_x.max(axis=-1)
+    spread = worst - var_given_x.min(axis=-1)
+    exact = bool(np.all(spread <= 1e-12 * np.maximum(worst, 1e-300)))
+    variance = np.sum(sizes * worst, axis=-1) / d**2 / np.square(normalizer)
+    std = np.sqrt(variance)
+    if np.ndim(value) == 0:
+        value, std = float(value), float(std)
+    return Estimate(value, std, exact_std=exact)
+
+
+def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
+    """Unbiased estimate of how many of ``n_rows`` binary rows are 1.
+
+    The cut query, edge counts, degrees and every other edge count of the
+    graph layer are this estimate: phi(v) = v on the rows that the query
+    covers (DESIGN.md section 1).
+
+    Parameters
+    ----------
+    observed : int, float or array
+        How many of the rows are 1 in the release.
+    n_rows : int, float or array
+        How many rows (vertex pairs) the count covers, e.g. |S||T|.
+    channel : Channel
+        A binary channel.
+
+    Returns
+    -------
+    Estimate
+        value = (observed - beta n) / (alpha - beta), with ``low=0`` and
+        ``high=n_rows``.
+
+    Examples
+    --------
+    >>> e = count_estimate(30, 100, Channel.binary(0.75, 0.25))
+    >>> float(e)
+    10.0
+    """
+    if channel.K != 2:
+        raise ValueError("count_estimate needs a binary channel (K = 2)")
+    n = np.asarray(n_rows, dtype=float)
+    est = unbiased_estimate(
+        observed, np.array([[0.0, 1.0]]), n[..., None], channel, normalizer=1.0
+    )
+    low = 0.0 if np.ndim(n) == 0 else np.zeros_like(n)
+    high = float(n) if np.ndim(n) == 0 else n
+    return Estimate(est.value, est.std, low, high, est.exact_std)
+
+
+def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 0.0) -> Estimate:
+    """The proper estimate: ``est`` clipped to [low, high], rounded to a grid.
+
+    Clipping onto an interval that contains the truth never moves an estimate
+    away from it; rounding onto a grid containing every achievable answer
+    (``offset + k * step``) adds at most step / 2.  The confidence interval
+    stays centred on the unbiased value and is clipped to [low, high].
+
+    Examples
+    --------
+    >>> p = project(Estimate(-3.2, 2.0), 0, 10, step=1)
+    >>> p.value
+    0.0
+    """
+    v = np.clip(np.asarray(est.value, dtype=float), low, high)
+    if step is not None:
+        step_arr = np.asarray(step, dtype=float)
+        v = offset + np.round((v - offset) / step_arr) * step_arr
+        v = np.clip(v, low, high)
+    if np.ndim(v) == 0:
+        v = float(v)
+    return Estimate(v, est.std, low, high, exact_std=False, center=est.value)

@@ -1,0 +1,151 @@
+"""Finite data universes: the K values a row can take."""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterable
+
+import numpy as np
+
+from ._validation import check_positive_int
+
+__all__ = ["Universe"]
+
+
+class Universe:
+    """A finite universe of K labelled values.
+
+    Rows of a database are labels; internally they are encoded once into value
+    indices 0..K-1 (the position of the label in ``labels``).
+
+    Parameters
+    ----------
+    labels : iterable of hashable
+        The K >= 2 distinct values a row can take, in a fixed, public order.
+
+    Examples
+    --------
+    >>> U = Universe([1, 2, 3, 4, 5])
+    >>> U.K
+    5
+    >>> U.encode([5, 1, 3]).tolist()
+    [4, 0, 2]
+    >>> U.decode([4, 0]).tolist()
+    [5, 1]
+    """
+
+    def __init__(self, labels: Iterable[Hashable]) -> None:
+        if isinstance(labels, (str, bytes)):
+            raise TypeError("labels must be a sequence of values, not a string")
+        labels = list(labels)
+        try:
+            index = {lab: i for i, lab in enumerate(labels)}
+        except TypeError:
+            raise TypeError("labels must be hashable (numbers, strings, tuples)") from None
+        if len(index) != len(labels):
+            raise ValueError("labels must be distinct; remove the duplicates")
+        if len(labels) < 2:
+            raise ValueError(f"a universe needs K >= 2 values, got {len(labels)}")
+        self._labels = labels
+        self._index = index
+        arr = np.empty(len(labels), dtype=object)
+        arr[:] = labels
+        try:
+            numeric = np.asarray(labels)
+            if numeric.dtype.kind in "iufb" and numeric.ndim == 1:
+                arr = numeric
+        except (ValueError, TypeError):
+            pass
+        self._array = arr
+        self._sorted = None
+        if arr.dtype.kind in "iuf":
+            order = np.argsort(arr, kind="stable")
+            self._sorted = (arr[order], order)
+
+    @classmethod
+    def binary(cls, l: int) -> "Universe":
+        """The paper's universe {0,1}^l, labelled by the integers 0..2^l - 1.
+
+        Bit j of label v is attribute j of the row; see :meth:`bits`.
+
+        Examples
+        --------
+        >>> Universe.binary(3).K
+        8
+        """
+        l = check_positive_int(l, "l", minimum=1)
+        if l > 24:
+            raise ValueError(f"l={l} gives 2^l values; keep l <= 24 so tables fit in memory")
+        return cls(range(1 << l))
+
+    @property
+    def K(self) -> int:
+        """Number of values."""
+        return len(self._labels)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """The labels as a numpy array (a copy)."""
+        return self._array.copy()
+
+    def bits(self) -> np.ndarray:
+        """For a binary universe, the (K, l) table of attribute bits."""
+        l = int(np.log2(self.K))
+        if not (1 << l == self.K and np.array_equal(self._array, np.arange(self.K))):
+            raise ValueError("bits() is defined for Universe.binary(l) only")
+        return ((np.arange(self.K)[:, None] >> np.arange(l)) & 1).astype(np.uint8)
+
+    def encode(self, X: Any, name: str = "X") -> np.ndarray:
+        """Map labels to value indices 0..K-1 (vectorized).
+
+        Raises
+        ------
+        ValueError
+            If some values are not labels of the universe (the error says how
+            many, never which: they are private data).
+        """
+        arr = np.asarray(X)
+        if arr.size == 0:
+            raise ValueError(f"{name} is empty; a database needs n >= 1 rows")
+        if self._sorted is not None and arr.dtype.kind in "iufb":
+            keys, order = self._sorted
+            flat = arr.ravel()
+            pos = np.searchsorted(keys, flat)
+            pos = np.minimum(pos, keys.size - 1)
+            bad = keys[pos] != flat
+            if np.any(bad):
+                raise ValueError(
+                    f"{name} has {int(bad.sum())} value(s) that are not labels of this "
+                    f"universe of K={self.K}; encode rows with the universe's labels"
+                )
+            return order[pos].reshape(arr.shape).astype(np.intp)
+        flat = arr.ravel()
+        try:
+            uniq, inverse = np.unique(flat, return_inverse=True)
+            codes = np.array([self._index.get(u, -1) for u in uniq.tolist()], dtype=np.intp)
+            out = codes[inverse]
+        except TypeError:  # unorderable mixed labels: one dict look-up a row
+            out = np.array([self._index.get(v, -1) for v in flat.tolist()], dtype=np.intp)
+        if np.any(out < 0):
+            raise ValueError(
+                f"{name} has {int((out < 0).sum())} value(s) that are not labels of this "
+                f"universe of K={self.K}; encode rows with the universe's labels"
+            )
+        return out.reshape(arr.shape)
+
+    def decode(self, indices: Any) -> np.ndarray:
+        """Map value indices back to labels."""
+        idx = np.asarray(indices, dtype=np.intp)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.K):
+            raise ValueError(f"indices must lie in 0..{self.K - 1}")
+        return self._array[idx]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(repr(x) for x in self._labels[:6])
+        more = ", ..." if self.K > 6 else ""
+        return f"Universe([{shown}{more}], K={self.K})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Universe) and self._labels == other._labels
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._labels))
