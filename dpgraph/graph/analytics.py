@@ -33,8 +33,9 @@ and ``to_scipy_sparse``, so any backend and any binary channel works.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Hashable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,22 +51,22 @@ __all__ = [
     "AnalyticsMixin",
     "Communities",
     "TriangleStatistics",
-    "edge_count",
-    "density",
-    "degrees",
+    "average_clustering",
+    "communities",
     "degree",
+    "degree_distribution",
+    "degree_transition_matrix",
+    "degrees",
+    "density",
     "density_between",
+    "edge_count",
+    "local_clustering",
+    "modularity",
+    "synthesize",
+    "transitivity",
     "triangle_statistics",
     "triangles",
     "wedges",
-    "transitivity",
-    "average_clustering",
-    "local_clustering",
-    "degree_distribution",
-    "degree_transition_matrix",
-    "modularity",
-    "communities",
-    "synthesize",
 ]
 
 # ----------------------------------------------------------------------------- helpers
@@ -128,7 +129,7 @@ def _observed_degrees(R: Any) -> np.ndarray:
 # ----------------------------------------------------------------------------- counts
 
 
-def edge_count(R: "PrivateGraph") -> Estimate:
+def edge_count(R: PrivateGraph) -> Estimate:
     """Unbiased estimate of the number of edges of the input graph.
 
     ``R.number_of_edges()`` is the raw count of the release (about
@@ -148,7 +149,7 @@ def edge_count(R: "PrivateGraph") -> Estimate:
     return count_estimate(R.number_of_edges(), R.number_of_pairs, R.channel)
 
 
-def density(R: "PrivateGraph") -> Estimate:
+def density(R: PrivateGraph) -> Estimate:
     """Unbiased estimate of the density m / N (N = number of vertex pairs).
 
     Examples
@@ -165,7 +166,7 @@ def density(R: "PrivateGraph") -> Estimate:
     return Estimate(est.value, est.std, 0.0, 1.0, est.exact_std)
 
 
-def degrees(R: "PrivateGraph") -> Estimate:
+def degrees(R: PrivateGraph) -> Estimate:
     """Unbiased estimate of every node's degree (out-degree if directed).
 
     Returns a batch :class:`Estimate` in the order of ``R.nodes``.
@@ -185,7 +186,7 @@ def degrees(R: "PrivateGraph") -> Estimate:
     return count_estimate(obs, np.full(n, float(n - 1)), R.channel)
 
 
-def degree(R: "PrivateGraph", S: Iterable[Hashable]) -> Estimate:
+def degree(R: PrivateGraph, S: Iterable[Hashable]) -> Estimate:
     """Unbiased estimate of the degree sum of a node set S (sum of its degrees).
 
     The degree sum counts each edge inside S twice and each edge leaving S
@@ -214,7 +215,7 @@ def degree(R: "PrivateGraph", S: Iterable[Hashable]) -> Estimate:
     return Estimate(est.value, est.std, 0.0, 2 * within + across, est.exact_std)
 
 
-def density_between(R: "PrivateGraph", S: Iterable[Hashable], T: Iterable[Hashable]) -> Estimate:
+def density_between(R: PrivateGraph, S: Iterable[Hashable], T: Iterable[Hashable]) -> Estimate:
     """Unbiased estimate of the edge density between disjoint node sets S and T.
 
     cut(S, T) / (|S||T|), through the core with normalizer |S||T|.
@@ -279,7 +280,7 @@ def _block_rows(n: int) -> int:
     return max(1, min(n, (1 << 21) // max(n, 1)))
 
 
-def triangle_statistics(R: "PrivateGraph") -> TriangleStatistics:
+def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
     Let Z = z0 + delta Y off the diagonal (delta = z1 - z0), U = Z o Z and
@@ -378,7 +379,7 @@ def triangle_statistics(R: "PrivateGraph") -> TriangleStatistics:
     return out
 
 
-def triangles(R: "PrivateGraph") -> Estimate:
+def triangles(R: PrivateGraph) -> Estimate:
     """Unbiased estimate of the number of triangles, for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
@@ -395,11 +396,11 @@ def triangles(R: "PrivateGraph") -> Estimate:
     """
     st = triangle_statistics(R)
     n = R.number_of_nodes()
-    return Estimate(st.triangles, np.sqrt(st.var_triangles), 0.0, n * (n - 1) * (n - 2) / 6,
+    return Estimate(st.triangles, float(np.sqrt(st.var_triangles)), 0.0, n * (n - 1) * (n - 2) / 6,
                     exact_std=False)
 
 
-def wedges(R: "PrivateGraph") -> Estimate:
+def wedges(R: PrivateGraph) -> Estimate:
     """Unbiased estimate of the number of wedges (2-paths), sum_v C(deg v, 2).
 
     Examples
@@ -413,11 +414,11 @@ def wedges(R: "PrivateGraph") -> Estimate:
     """
     st = triangle_statistics(R)
     n = R.number_of_nodes()
-    return Estimate(st.wedges, np.sqrt(st.var_wedges), 0.0, n * (n - 1) * (n - 2) / 2,
+    return Estimate(st.wedges, float(np.sqrt(st.var_wedges)), 0.0, n * (n - 1) * (n - 2) / 2,
                     exact_std=False)
 
 
-def transitivity(R: "PrivateGraph") -> Estimate:
+def transitivity(R: PrivateGraph) -> Estimate:
     """Transitivity 3 T / W as a ratio of the unbiased estimates.
 
     ``std`` is the delta-method approximation
@@ -444,7 +445,7 @@ def transitivity(R: "PrivateGraph") -> Estimate:
     return Estimate(float(tau), float(std), 0.0, 1.0, exact_std=False)
 
 
-def local_clustering(R: "PrivateGraph") -> np.ndarray:
+def local_clustering(R: PrivateGraph) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
     t^_v / w^_v with per-node unbiased triangle and wedge estimates, clipped to
@@ -465,7 +466,7 @@ def local_clustering(R: "PrivateGraph") -> np.ndarray:
     return np.clip(c, 0.0, 1.0)
 
 
-def average_clustering(R: "PrivateGraph") -> Estimate:
+def average_clustering(R: PrivateGraph) -> Estimate:
     """Average local clustering: mean of the plug-in per-node ratios.
 
     A ratio estimator per node (see :func:`local_clustering`); ``std`` is a
@@ -546,7 +547,7 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
 
 
 def degree_distribution(
-    R: "PrivateGraph",
+    R: PrivateGraph,
     iterations: int = 300,
     smoothing: float = 0.25,
     tol: float = 1e-7,
@@ -679,7 +680,7 @@ def _modularity_from_labels(R: Any, lab: np.ndarray) -> Estimate:
     return Estimate(float(value), float(np.sqrt(var)), -0.5, 1.0, exact_std=False)
 
 
-def modularity(R: "PrivateGraph", partition: Iterable[Iterable[Hashable]]) -> Estimate:
+def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]]) -> Estimate:
     """Debiased Newman modularity of a partition of the nodes.
 
     Q = sum_c [ e_c / m - (D_c / 2m)^2 ] with e_c the edges inside community
@@ -724,7 +725,8 @@ class Communities:
     eigenvalues : numpy.ndarray
         The leading eigenvalues of the debiased adjacency that were inspected.
     noise_edge : float
-        2 sqrt(n v) for the mean per-entry variance v: the edge of the noise
+        2 sqrt(n (v + rho(1 - rho))) for the mean per-entry noise variance v
+        and the estimated density rho: the edge of the structure-less
         spectrum; eigenvalues above it carry structure.
     k : int
         Number of communities asked of the clustering step.
@@ -760,8 +762,45 @@ def _debiased_operator(R: Any):
     return LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64), Y, z0, dl
 
 
+def _noise_edge(R: Any, m: float) -> float:
+    """Edge of the structure-less part of Z's spectrum, 2 sqrt(n (v + rho (1 - rho))).
+
+    v is the mean per-entry variance of the mechanism's noise and rho(1-rho)
+    that of a random graph of the estimated density rho: a graph without
+    community structure has no eigenvalue of Z far above this.
+    """
+    n = R.number_of_nodes()
+    N = n * (n - 1) / 2
+    v0, v1 = _entry_variances(R.channel)
+    rho = float(np.clip(m / N, 0.0, 1.0))
+    vbar = v0 * (1 - rho) + v1 * rho
+    return float(2.0 * np.sqrt(n * (vbar + rho * (1 - rho))))
+
+
+def _leading_eigen(R: Any, edge: float, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Largest (algebraic) eigenpairs of Z, descending: all above ``edge`` up to ``cap``."""
+    from scipy.sparse.linalg import eigsh
+
+    n = R.number_of_nodes()
+    Zop, Y, z0, dl = _debiased_operator(R)
+    cap = int(max(1, min(cap, n - 2)))
+    if n <= 200:
+        Zd = z0 * (np.ones((n, n)) - np.eye(n)) + dl * Y.toarray()
+        vals, vecs = np.linalg.eigh(Zd)
+        return vals[::-1][:cap], vecs[:, ::-1][:, :cap]
+    kk = min(12, cap)
+    while True:  # ask for more eigenpairs only while all of them are above the edge
+        v_init = np.random.default_rng(0).standard_normal(n)
+        vals, vecs = eigsh(Zop, k=kk, which="LA", v0=v_init, tol=1e-5)
+        order = np.argsort(vals)[::-1]
+        vals, vecs = vals[order], vecs[:, order]
+        if vals[-1] <= edge or kk >= cap:
+            return vals, vecs
+        kk = min(2 * kk, cap)
+
+
 def communities(
-    R: "PrivateGraph",
+    R: PrivateGraph,
     max_communities: int = 60,
     refine: int = 0,
     seed: int | None = 0,
@@ -806,31 +845,13 @@ def communities(
     True
     """
     from scipy.cluster.vq import kmeans2
-    from scipy.sparse.linalg import eigsh
 
     _undirected(R, "community detection")
     n = R.number_of_nodes()
     Zop, Y, z0, dl = _debiased_operator(R)
-    v0, v1 = _entry_variances(R.channel)
     m = max(float(edge_count(R).value), 1.0)
-    N = n * (n - 1) / 2
-    vbar = (v0 * (N - min(m, N)) + v1 * min(m, N)) / N
-    edge = 2.0 * np.sqrt(n * vbar)
-    cap = int(min(max_communities + 1, n - 2))
-    if n <= 200:
-        Zd = z0 * (np.ones((n, n)) - np.eye(n)) + dl * Y.toarray()
-        vals, vecs = np.linalg.eigh(Zd)
-        vals, vecs = vals[::-1][:cap], vecs[:, ::-1][:, :cap]
-    else:
-        kk = min(12, cap)
-        while True:  # ask for more eigenpairs only while all of them are above the edge
-            rng = np.random.default_rng(0)
-            vals, vecs = eigsh(Zop, k=kk, which="LA", v0=rng.standard_normal(n), tol=1e-5)
-            order = np.argsort(vals)[::-1]
-            vals, vecs = vals[order], vecs[:, order]
-            if vals[-1] <= edge * (1.0 + margin) or kk >= cap:
-                break
-            kk = min(2 * kk, cap)
+    edge = _noise_edge(R, m)
+    vals, vecs = _leading_eigen(R, edge * (1.0 + margin), max_communities + 1)
     above = int(np.sum(vals > edge * (1.0 + margin)))
     # one community per structural eigenvector plus a background community
     k = int(min(max(above + 1, 2), max_communities, n))
@@ -873,10 +894,10 @@ def communities(
 
 
 def synthesize(
-    R: "PrivateGraph",
+    R: PrivateGraph,
     rank: int | None = None,
     seed: int | None = None,
-) -> "nx.Graph":
+) -> nx.Graph:
     """A sparse networkx graph with about the estimated number of edges.
 
     Post-processing of the release only (no privacy cost):
@@ -907,41 +928,23 @@ def synthesize(
     (80, True)
     """
     import networkx as nx
-    from scipy.sparse.linalg import eigsh
 
     _undirected(R, "synthesize")
     n = R.number_of_nodes()
     check_fits(6 * n * n, f"synthesis over the {n * (n - 1) // 2} vertex pairs")
     alpha, beta = _alpha_beta(R.channel)
     m_hat = int(np.clip(round(float(edge_count(R).value)), 0, n * (n - 1) // 2))
-    Zop, Y, z0, dl = _debiased_operator(R)
     if rank is None:
-        res_vals = None
-        kk = int(min(60, n - 2))
-        if n <= 200:
-            Zd = z0 * (np.ones((n, n)) - np.eye(n)) + dl * Y.toarray()
-            vals, vecs = np.linalg.eigh(Zd)
-        else:
-            rng0 = np.random.default_rng(0)
-            vals, vecs = eigsh(Zop, k=kk, which="LM", v0=rng0.standard_normal(n), tol=1e-6)
-        v0, v1 = _entry_variances(R.channel)
-        N = n * (n - 1) / 2
-        vbar = (v0 * (N - min(m_hat, N)) + v1 * min(m_hat, N)) / N
-        edge = 2.0 * np.sqrt(n * vbar)
-        keep = np.abs(vals) > edge
-        del res_vals
+        edge = _noise_edge(R, m_hat) * 1.03
+        vals, vecs = _leading_eigen(R, edge, 60)
+        keep = vals > edge
     else:
         r = int(rank)
         if not (1 <= r <= n - 2):
             raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
-        if n <= 200:
-            Zd = z0 * (np.ones((n, n)) - np.eye(n)) + dl * Y.toarray()
-            vals, vecs = np.linalg.eigh(Zd)
-            idx = np.argsort(np.abs(vals))[::-1][:r]
-            vals, vecs = vals[idx], vecs[:, idx]
-        else:
-            vals, vecs = eigsh(Zop, k=r, which="LM", v0=np.random.default_rng(0).standard_normal(n))
+        vals, vecs = _leading_eigen(R, np.inf, r)
         keep = np.ones(vals.size, dtype=bool)
+    Y = R.to_scipy_sparse("csr")
     Vk, lk = vecs[:, keep], vals[keep]
     if lk.size:
         # shrink each outlier eigenvalue to its signal value: lambda = theta + n v / theta
@@ -1039,6 +1042,6 @@ class AnalyticsMixin:
         """Spectral communities with their debiased modularity (see :func:`communities`)."""
         return communities(self, max_communities=max_communities, refine=refine, seed=seed)
 
-    def synthesize(self, rank: int | None = None, seed: int | None = None) -> "nx.Graph":
+    def synthesize(self, rank: int | None = None, seed: int | None = None) -> nx.Graph:
         """A sparse graph with about the estimated edge count (see :func:`synthesize`)."""
         return synthesize(self, rank=rank, seed=seed)
