@@ -604,8 +604,8 @@ def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
     """Run the benchmark and write CSV/PNG/JSON to ``out``; returns the summary.
 
     ``quick`` uses 2 releases per epsilon, eps in {1, 4}, and on ego-Facebook
-    the 1500 lowest-numbered nodes' induced subgraph, so it finishes in
-    about a minute; its numbers are a smoke test, not the benchmark.
+    the 1000 lowest-numbered nodes' induced subgraph, so it finishes in
+    about half a minute; its numbers are a smoke test, not the benchmark.
     """
     from tqdm.auto import tqdm
 
@@ -617,8 +617,8 @@ def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
     name = dataset
     if quick:
         epsilons = (1.0, 4.0)
-        if G.number_of_nodes() > 1500:
-            keep = sorted(G.nodes())[:1500]
+        if G.number_of_nodes() > 1000:
+            keep = sorted(G.nodes())[:1000]
             G = nx_induced(G, keep)
             name = f"{dataset}-quick"
     releases = releases if releases is not None else (2 if quick else 10)
@@ -729,7 +729,7 @@ def register(experiment_subparsers: Any) -> None:
     p = experiment_subparsers.add_parser("peers", help=text, description=text)
     p.add_argument("--out", required=True, help="output directory for CSV, JSON and PNG")
     p.add_argument("--quick", action="store_true",
-                   help="smoke test: 1500-node subgraph, eps 1 and 4, 2 releases")
+                   help="smoke test: 1000-node subgraph, eps 1 and 4, 2 releases")
     p.add_argument("--dataset", choices=sorted(DATASETS), default="facebook")
     p.add_argument("--eps", type=float, nargs="+", default=None,
                    help="privacy levels (default 0.5 1 2 4)")
