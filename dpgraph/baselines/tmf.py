@@ -18,14 +18,17 @@ Data Privacy 9(3), 2016).  Re-implemented here from its description:
 
    chosen so that about m~ cells pass.
 3. The linear-cost trick: the N - m zero cells are never materialized.  How
-   many of them pass is Binomial(N - m, P(Lap > theta)); those are placed
-   uniformly at random among the non-edges, and by the memorylessness of the
-   Laplace tail their noisy values are theta + Exp(eps1).  The true edges get
-   their noise explicitly.  The top m~ of the passing cells form the output.
+   many of them pass is k0 ~ Binomial(N - m, P(Lap > theta)); by the
+   memorylessness of the Laplace tail their noisy values are theta plus iid
+   Exp(eps1).  Only the j = min(k0, m~) largest can reach the output: their
+   values are drawn directly (the (k0-j)-th order statistic from a Beta law,
+   then j memoryless excesses) and they are placed uniformly at random among
+   the non-edges.  The true edges get their noise explicitly.  The top m~ of
+   the passing cells form the output.
 
 This is exactly the thresholded top-m~ selection on the fully noised matrix,
 so it is (eps1 + eps2)-edge-DP (Laplace mechanism + post-processing), in
-O(m + m~) time and memory.
+O(m + m~) time and memory (k0 itself can be ~ sqrt(N m~), never materialized).
 
 The default split gives half of the budget to the count, as in the port the
 published SoK figures were produced with (``count_fraction=0.5``); the
@@ -149,13 +152,20 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5) -
     q0 = _laplace_sf(theta, 1.0 / eps1) if np.isfinite(theta) else 0.0
     k0 = int(rng.binomial(N - m, q0)) if N > m else 0
     k0 = min(k0, N - m)
-    if k0:
-        chosen = _sample_non_edges(n, np.sort(e_codes), k0, rng)
+    # only the j = min(k0, m~) largest passing non-edges can reach the output
+    j = min(k0, m_tilde)
+    if j:
+        chosen = _sample_non_edges(n, np.sort(e_codes), j, rng)
         if theta >= 0:
-            vals = theta + rng.exponential(1.0 / eps1, size=k0)
-        else:  # conditional law of Lap > theta < 0: rare, sample by inversion
+            # Renyi: the (k0-j)-th of k0 Exp(eps1) excesses over theta is
+            # -ln(1-U)/eps1 with U ~ Beta(k0-j, j+1); the j above it are that
+            # plus iid Exp(eps1) (memoryless)
+            base = -np.log1p(-rng.beta(k0 - j, j + 1)) / eps1 if k0 > j else 0.0
+            vals = theta + base + rng.exponential(1.0 / eps1, size=j)
+        else:  # theta < 0 (tiny graphs, huge eps): the conditional law by inversion
             u = rng.uniform(1.0 - q0, 1.0, size=k0)
-            vals = np.where(u < 0.5, np.log(2 * u) / eps1, -np.log(2 * (1 - u)) / eps1)
+            allv = np.where(u < 0.5, np.log(2 * u) / eps1, -np.log(2 * (1 - u)) / eps1)
+            vals = np.sort(allv)[::-1][:j]
         cand_codes.append(chosen)
         cand_vals.append(vals)
     codes = np.concatenate(cand_codes)
