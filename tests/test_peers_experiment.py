@@ -63,8 +63,8 @@ def test_quick_end_to_end(tmp_path, monkeypatch):
     assert {r["method"] for r in rows} == set(peers.METHODS)
     meta = json.loads((tmp_path / f"peers_{name}.json").read_text())
     assert meta["quick"] and meta["nodes"] == 1000
-    est = [r for r in rows if r["method"] == "dpgraph" and float(r["epsilon"]) == 4.0][0]
-    naive = [r for r in rows if r["method"] == "naive" and float(r["epsilon"]) == 4.0][0]
+    est = next(r for r in rows if r["method"] == "dpgraph" and float(r["epsilon"]) == 4.0)
+    naive = next(r for r in rows if r["method"] == "naive" and float(r["epsilon"]) == 4.0)
     # the estimators beat the raw release on transitivity and density
     assert float(est["transitivity_err"]) < float(naive["transitivity_err"])
     assert float(est["density_err"]) < float(naive["density_err"])

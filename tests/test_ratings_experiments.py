@@ -150,9 +150,9 @@ def test_exp_mech_blocked_sampler_across_blocks():
     Mass sits on indices 5, 1100 and 2099 (three different 1024-blocks) with
     weights 1:2:3 and a negligible rest; chi-square at p > 1e-4 over 4000 rows.
     """
-    import importlib
-
     from scipy import stats
+
+    import importlib
 
     m = importlib.import_module("dpgraph.baselines.mwem")
     Q, G = 2100, 4000
