@@ -64,9 +64,9 @@ class TmFResult:
         theta.
     eps_cells, eps_count : float
         The privacy split (eps1 for the cells, eps2 for the count).
-    passing_edges, passing_non_edges : int
-        How many true edges / non-edges passed the threshold (diagnostics of
-        the run; they depend on the input and are not part of the release).
+
+    Only released quantities: how many true edges passed the threshold is
+    never exposed (it is a non-private function of the input).
     """
 
     graph: Any
@@ -74,8 +74,6 @@ class TmFResult:
     threshold: float
     eps_cells: float
     eps_count: float
-    passing_edges: int
-    passing_non_edges: int
 
 
 def tmf_threshold(n_pairs: float, m_tilde: float, eps_cells: float) -> float:
@@ -100,7 +98,8 @@ def _laplace_sf(x: float, scale: float) -> float:
     return 0.5 * np.exp(-x / scale) if x >= 0 else 1.0 - 0.5 * np.exp(x / scale)
 
 
-def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5) -> TmFResult:
+def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
+        _diagnostics: dict | None = None) -> TmFResult:
     """Release a synthetic graph with TmF at privacy level epsilon (edge-DP).
 
     Parameters
@@ -178,7 +177,10 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5) -
     H.add_nodes_from(nodes)
     r, c = np.divmod(codes, n)
     H.add_edges_from(zip(map(nodes.__getitem__, r.tolist()), map(nodes.__getitem__, c.tolist())))
-    return TmFResult(H, m_tilde, float(theta), eps1, eps2, int(keep_e.sum()), int(k0))
+    result = TmFResult(H, m_tilde, float(theta), eps1, eps2)
+    if _diagnostics is not None:  # tests only: non-private internals of the run
+        _diagnostics.update(passing_edges=int(keep_e.sum()), passing_non_edges=int(k0))
+    return result
 
 
 def _sample_non_edges(n: int, edge_codes_sorted: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
