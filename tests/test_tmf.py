@@ -59,7 +59,7 @@ def test_output_size_is_m_tilde_and_passing_counts():
     passing_non = []
     for s in range(200):
         diag: dict = {}
-        res = tmf(G, 1.0, seed=s, _diagnostics=diag)
+        res = tmf(G, 1.0, seed=s, variant="exact-topm", _diagnostics=diag)
         passing = diag["passing_edges"] + diag["passing_non_edges"]
         assert res.graph.number_of_edges() == min(res.noisy_edge_count, passing)
         q0 = _laplace_sf(res.threshold, 1 / res.eps_cells)
@@ -79,7 +79,7 @@ def test_non_edges_are_distinct_uniform_and_never_edges():
                  if frozenset((i, j)) not in edges]
     counts = dict.fromkeys(non_edges, 0)
     for s in range(3000):
-        res = tmf(G, 0.3, seed=s)
+        res = tmf(G, 0.3, seed=s, variant=("paper", "exact-topm")[s % 2])
         out = [frozenset(e) for e in res.graph.edges()]
         assert len(set(out)) == len(out)
         for e in out:
@@ -90,14 +90,28 @@ def test_non_edges_are_distinct_uniform_and_never_edges():
     assert chisquare(obs).pvalue > 1e-4
 
 
-def test_linear_cost_on_a_huge_vertex_set():
+def test_paper_variant_keeps_passing_edges_and_fills_uniformly():
+    G = nx.gnm_random_graph(300, 3000, seed=2)
+    for s in range(50):
+        diag: dict = {}
+        res = tmf(G, 1.0, seed=s, _diagnostics=diag)
+        kept = sum(G.has_edge(a, b) for a, b in res.graph.edges())
+        assert res.graph.number_of_edges() == res.noisy_edge_count
+        assert kept == min(diag["passing_edges"], res.noisy_edge_count)
+        assert diag["filled_non_edges"] == res.noisy_edge_count - kept
+    with pytest.raises(ValueError, match="variant"):
+        tmf(G, 1.0, variant="nope")
+
+
+@pytest.mark.parametrize("variant", ["paper", "exact-topm"])
+def test_linear_cost_on_a_huge_vertex_set(variant):
     # N = 5e9 pairs would not fit; TmF touches only the m edges and m~ outputs
     G = nx.Graph()
     G.add_nodes_from(range(100_000))
     rng = np.random.default_rng(0)
     e = rng.integers(0, 100_000, size=(20_000, 2))
     G.add_edges_from((int(a), int(b)) for a, b in e if a != b)
-    res = tmf(G, 1.0, seed=0)
+    res = tmf(G, 1.0, seed=0, variant=variant)
     assert abs(res.graph.number_of_edges() - G.number_of_edges()) < 50
 
 
@@ -126,7 +140,7 @@ def test_linear_time_sampler_matches_brute_force():
     brute = np.array([_brute_force_tmf(A, 150, 2.0, rng) for _ in range(reps)], float)
     fast = []
     for s in range(reps):
-        H = tmf(G, 2.0, seed=s).graph
+        H = tmf(G, 2.0, seed=s, variant="exact-topm").graph
         fast.append(sum(G.has_edge(a, b) for a, b in H.edges()))
     fast = np.array(fast, float)
     se = math.sqrt(brute.var() / reps + fast.var() / reps)

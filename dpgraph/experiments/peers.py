@@ -373,7 +373,8 @@ def published_figures(ref_dir: Path | None = None) -> dict:
 
 
 def _rows_for_release(G: Any, truth: dict, R: Any, eps: float, rep: int,
-                      naive_louvain: bool, seed: int) -> list[dict]:
+                      naive_louvain: bool, seed: int,
+                      methods: tuple = METHODS) -> list[dict]:
     from dpgraph.baselines.tmf import tmf
     from dpgraph.graph.analytics import local_clustering
 
@@ -409,45 +410,49 @@ def _rows_for_release(G: Any, truth: dict, R: Any, eps: float, rep: int,
             row[k] = m.get(k, float("nan"))
         return row
 
-    t0 = time.perf_counter()
-    rows.append(finish("naive", _naive_metrics(R, naive_louvain)))
-    rows[-1]["seconds"] = time.perf_counter() - t0
-
     import networkx as nx
 
-    t0 = time.perf_counter()
-    H = R.synthesize(seed=seed)
-    t_synth = time.perf_counter() - t0
-    synth = graph_metrics(H, nodes)
-    synth["seconds"] = t_synth
-    if synth["partition"] is not None:
-        synth["true_modularity_of_partition"] = nx.community.modularity(G, synth["partition"])
-    t0 = time.perf_counter()
-    tri = R.triangles()
-    com = R.communities()
-    est = {
-        "transitivity": R.transitivity().value,
-        "degree_hist": R.degree_distribution(),
-        "density": R.density().value,
-        "assortativity": synth["assortativity"],  # no estimator: from the synthesized graph
-        "clustering": local_clustering(R),
-        "partition": com.partition,
-        "modularity": float(np.clip(com.modularity.value, -0.5, 1.0)),
-        "true_modularity_of_partition": nx.community.modularity(G, com.partition),
-        "triangles_rel": abs(tri.value - truth["triangles"]) / truth["triangles"],
-    }
-    lo, hi = tri.ci(0.95)
-    est["triangles_covered"] = float(lo <= truth["triangles"] <= hi)
-    est["seconds"] = time.perf_counter() - t0
-    rows.append(finish("dpgraph", est))
-    rows.append(finish("dpgraph-synth", synth))
-    t0 = time.perf_counter()
-    res = tmf(G, eps, seed=seed + 7919)
-    tm = graph_metrics(res.graph, nodes)
-    tm["seconds"] = time.perf_counter() - t0
-    if tm["partition"] is not None:
-        tm["true_modularity_of_partition"] = nx.community.modularity(G, tm["partition"])
-    rows.append(finish("TmF", tm))
+    if "naive" in methods:
+        t0 = time.perf_counter()
+        rows.append(finish("naive", _naive_metrics(R, naive_louvain)))
+        rows[-1]["seconds"] = time.perf_counter() - t0
+    if "dpgraph" in methods or "dpgraph-synth" in methods:
+        t0 = time.perf_counter()
+        H = R.synthesize(seed=seed)
+        t_synth = time.perf_counter() - t0
+        synth = graph_metrics(H, nodes)
+        synth["seconds"] = t_synth
+        if synth["partition"] is not None:
+            synth["true_modularity_of_partition"] = nx.community.modularity(G, synth["partition"])
+    if "dpgraph" in methods:
+        t0 = time.perf_counter()
+        tri = R.triangles()
+        com = R.communities()
+        est = {
+            "transitivity": R.transitivity().value,
+            "degree_hist": R.degree_distribution(),
+            "density": R.density().value,
+            "assortativity": synth["assortativity"],  # no estimator: from the synthesized graph
+            "clustering": local_clustering(R),
+            "partition": com.partition,
+            "modularity": float(np.clip(com.modularity.value, -0.5, 1.0)),
+            "true_modularity_of_partition": nx.community.modularity(G, com.partition),
+            "triangles_rel": abs(tri.value - truth["triangles"]) / truth["triangles"],
+        }
+        lo, hi = tri.ci(0.95)
+        est["triangles_covered"] = float(lo <= truth["triangles"] <= hi)
+        est["seconds"] = time.perf_counter() - t0
+        rows.append(finish("dpgraph", est))
+    if "dpgraph-synth" in methods:
+        rows.append(finish("dpgraph-synth", synth))
+    if "TmF" in methods:
+        t0 = time.perf_counter()
+        res = tmf(G, eps, seed=seed + 7919)
+        tm = graph_metrics(res.graph, nodes)
+        tm["seconds"] = time.perf_counter() - t0
+        if tm["partition"] is not None:
+            tm["true_modularity_of_partition"] = nx.community.modularity(G, tm["partition"])
+        rows.append(finish("TmF", tm))
     return rows
 
 
@@ -529,18 +534,23 @@ def _plots(out: Path, name: str, summary: list[dict], published: dict,
             pts = [(s["epsilon"], s[key]) for s in summary if s["method"] == meth]
             if pts:
                 x, y = zip(*pts)
+                y = [v if v > 0 else np.nan for v in y] if key not in ("nmi", "ari") else y
                 ax.plot(x, y, "o-", lw=2, label=f"{meth} (ours)")
         if key in published:
             for meth in ("PrivGraph", "CAGMDP", "TmF"):
                 pts = sorted((e, v[meth]) for e, v in published[key].items() if e <= 4.5)
                 if pts:
                     x, y = zip(*pts)
+                    if key not in ("nmi", "ari"):
+                        y = [v if v > 0 else np.nan for v in y]
                     ax.plot(x, y, "x--", alpha=0.7, label=f"{meth} (published)")
         ax.set_xscale("log")
-        ax.set_title(key)
+        ax.set_xticks(list(EPSILONS), [f"{e:g}" for e in EPSILONS])
+        ax.minorticks_off()
+        ax.set_title(key + ("" if key in ("nmi", "ari") else "  (lower is better)"))
         ax.set_xlabel("epsilon")
         if key not in ("nmi", "ari"):
-            ax.set_yscale("symlog", linthresh=1e-3)
+            ax.set_yscale("log")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle(f"{name}: dpgraph vs published edge-DP peers (SoK figures)")
     fig.tight_layout()
@@ -564,6 +574,16 @@ def _plots(out: Path, name: str, summary: list[dict], published: dict,
         fig.tight_layout()
         fig.savefig(out / f"peers_{name}_degrees.png", dpi=110)
         plt.close(fig)
+
+
+def replot(out: str | Path, name: str = "facebook") -> None:
+    """Redraw ``peers_<name>.png`` from the summary CSV in ``out`` (no recomputation)."""
+    out = Path(out)
+    with open(out / f"peers_{name}.csv", newline="") as fh:
+        summary = [{k: (v if k in ("dataset", "method") else float(v)) for k, v in r.items()}
+                   for r in csv.DictReader(fh)]
+    published = published_figures() if name == "facebook" else {}
+    _plots(out, name, summary, published, None)
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -600,8 +620,13 @@ def _coverage(G: Any, eps: float, reps: int, seed: int, truth_t: float, progress
 def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
         epsilons: tuple = EPSILONS, releases: int | None = None, seed: int = 0,
         naive_louvain_releases: int | None = None, coverage_releases: int | None = None,
-        progress: bool = True, print_fn: Callable[[str], None] = print) -> dict:
+        progress: bool = True, print_fn: Callable[[str], None] = print,
+        methods: tuple = METHODS, merge_runs: str | Path | None = None) -> dict:
     """Run the benchmark and write CSV/PNG/JSON to ``out``; returns the summary.
+
+    ``methods`` restricts which rows are computed; ``merge_runs`` (a
+    ``peers_<dataset>_runs.csv`` of an earlier run with the same seeds) supplies
+    the rows of the other methods, so one method can be re-run alone.
 
     ``quick`` uses 2 releases per epsilon, eps in {1, 4}, and on ego-Facebook
     the 1000 lowest-numbered nodes' induced subgraph, so it finishes in
@@ -636,11 +661,21 @@ def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
         for rep in range(releases):
             R = dpgraph.release(G, eps, seed=seed + 1000 * rep + int(eps * 100))
             rows.extend(_rows_for_release(G, truth, R, eps, rep,
-                                          rep < naive_louvain_releases, seed + rep))
+                                          rep < naive_louvain_releases, seed + rep, methods))
             if deg_example is None and eps == 1.0:
                 deg_example = (truth["degrees"], R._adj.degrees(), R.degree_distribution(), eps)
             bar.update(1)
     bar.close()
+    if merge_runs is not None:
+        with open(merge_runs, newline="") as fh:
+            old_rows = [r for r in csv.DictReader(fh) if r["method"] not in methods
+                        and float(r["epsilon"]) in epsilons]
+        for r in old_rows:
+            for k, v in r.items():
+                if k not in ("dataset", "method"):
+                    r[k] = float(v) if v not in ("", None) else float("nan")
+            r["rep"] = int(r["rep"])
+        rows = old_rows + rows
     coverage = []
     if coverage_releases:
         coverage.append(_coverage(G, 1.0, coverage_releases, seed, truth["triangles"], progress))
@@ -682,6 +717,7 @@ def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
         "dataset": name, "graph": G.graph.get("name", name), "nodes": G.number_of_nodes(),
         "edges": G.number_of_edges(), "epsilons": list(epsilons), "releases": releases,
         "naive_louvain_releases": naive_louvain_releases, "seed": seed, "quick": quick,
+        "methods_run": list(methods), "merged_from": str(merge_runs) if merge_runs else None,
         "true": {k: (float(truth[k])) for k in ("transitivity", "density", "assortativity",
                                                    "modularity", "triangles")},
         "coverage": coverage, "targets_eps1": targets, "seconds": time.perf_counter() - t_start,
@@ -708,7 +744,8 @@ def _main(args: argparse.Namespace) -> int:
     eps = tuple(args.eps) if args.eps else EPSILONS
     run(args.out, dataset=args.dataset, quick=args.quick, epsilons=eps,
         releases=args.releases, seed=args.seed, naive_louvain_releases=args.naive_louvain_releases,
-        coverage_releases=args.coverage_releases, progress=not args.no_progress)
+        coverage_releases=args.coverage_releases, progress=not args.no_progress,
+        methods=tuple(args.methods) if args.methods else METHODS, merge_runs=args.merge_runs)
     return 0
 
 
@@ -740,5 +777,9 @@ def register(experiment_subparsers: Any) -> None:
     p.add_argument("--coverage-releases", type=int, default=None,
                    help="extra releases at eps=1 to measure triangle CI coverage (default 100)")
     p.add_argument("--seed", type=int, default=0, help="base seed (experiments only)")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=None,
+                   help="compute only these rows (default: all)")
+    p.add_argument("--merge-runs", default=None,
+                   help="runs CSV of an earlier run (same seeds) supplying the other rows")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
     p.set_defaults(func=_main)
