@@ -290,3 +290,22 @@ def test_errors_do_not_echo_edges():
     with pytest.raises(ValueError) as exc:
         R.modularity([{"alice", "bob"}, {"bob", "carol"}])
     assert "alice" not in str(exc.value) and "carol" not in str(exc.value)
+
+
+@pytest.mark.parametrize("channel", ["rr", "subsampled"])
+def test_degree_moments_unbiased(small_graph, channel):
+    G = small_graph
+    d = np.array([k for _, k in G.degree()], float)
+    truth = {"m": G.number_of_edges(), "d2": float(np.sum(d**2)), "d3": float(np.sum(d**3)),
+             "B": float(sum(G.degree(a) * G.degree(b) for a, b in G.edges()))}
+    reps = 800
+    got = {k: [] for k in truth}
+    for r in range(reps):
+        R = (dpgraph.release(G, EPS, seed=90_000 + r) if channel == "rr"
+             else binary_release(G, 0.48, 0.12, seed=95_000 + r))
+        mo = an.degree_moments(R)
+        for k in truth:
+            got[k].append(mo[k])
+    for k, t in truth.items():
+        arr = np.array(got[k])
+        assert _within(arr.mean(), t, arr.std() / math.sqrt(reps)), k

@@ -12,9 +12,8 @@ study, repository ndsi6382/SoK-PAoRDPG) for four ways of answering:
     dpgraph's estimators: :meth:`PrivateGraph.transitivity`,
     :meth:`~PrivateGraph.degree_distribution`, :meth:`~PrivateGraph.communities`
     (partition and debiased modularity), :meth:`~PrivateGraph.density`,
-    per-node clustering from :func:`dpgraph.graph.analytics.local_clustering`;
-    degree assortativity has no estimator here and is taken from the
-    synthesized graph;
+    :meth:`~PrivateGraph.degree_assortativity`, per-node clustering from
+    :func:`dpgraph.graph.analytics.local_clustering`;
 ``dpgraph-synth``
     the same metrics computed on :meth:`PrivateGraph.synthesize`;
 ``TmF``
@@ -432,7 +431,7 @@ def _rows_for_release(G: Any, truth: dict, R: Any, eps: float, rep: int,
             "transitivity": R.transitivity().value,
             "degree_hist": R.degree_distribution(),
             "density": R.density().value,
-            "assortativity": synth["assortativity"],  # no estimator: from the synthesized graph
+            "assortativity": R.degree_assortativity().value,
             "clustering": local_clustering(R),
             "partition": com.partition,
             "modularity": float(np.clip(com.modularity.value, -0.5, 1.0)),
