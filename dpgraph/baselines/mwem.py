@@ -50,6 +50,7 @@ DEFAULT_T = 10
 DEFAULT_PASSES = 10
 
 _CHUNK_ELEMENTS = 1 << 22  # databases x queries processed at once (32 MiB of float64)
+_BLOCK = 1024  # queries per block in the two-level exponential-mechanism sampler
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,19 +95,30 @@ def _generator(seed: Any) -> np.random.Generator:
     return resolve_random(seed).generator()
 
 
-def _exp_mech_select(
-    logits: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
+def _exp_mech_select(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Sample one index per row with P(j) proportional to exp(logits[:, j]).
 
-    Inverse-CDF sampling with one uniform per row (vectorized over rows).
+    Inverse-CDF sampling with one uniform per row, vectorized over rows.  To
+    avoid a cumulative sum over every query, the CDF is located in two steps:
+    first the block of ``_BLOCK`` queries (from block sums), then the index
+    inside that block.  ``logits`` is overwritten.
     """
-    w = logits - logits.max(axis=1, keepdims=True)
+    m, Q = logits.shape
+    w = logits
+    w -= w.max(axis=1, keepdims=True)
     np.exp(w, out=w)
-    c = np.cumsum(w, axis=1, out=w)
-    u = rng.random(logits.shape[0]) * c[:, -1]
-    idx = (c < u[:, None]).sum(axis=1)
-    return np.minimum(idx, logits.shape[1] - 1)
+    starts = np.arange(0, Q, _BLOCK)
+    block_sums = np.add.reduceat(w, starts, axis=1)  # (m, nb)
+    cb = np.cumsum(block_sums, axis=1)
+    u = rng.random(m) * cb[:, -1]
+    blk = np.minimum((cb < u[:, None]).sum(axis=1), starts.size - 1)
+    before = np.where(blk > 0, cb[np.arange(m), blk - 1], 0.0)
+    cols = starts[blk][:, None] + np.arange(_BLOCK)[None, :]
+    inside = np.where(cols < Q, w[np.arange(m)[:, None], np.minimum(cols, Q - 1)], 0.0)
+    c = before[:, None] + np.cumsum(inside, axis=1)
+    off = (c < u[:, None]).sum(axis=1)
+    idx = starts[blk] + off
+    return np.minimum(idx, Q - 1)
 
 
 def _check_queries(queries: Any, K: int, name: str = "queries") -> np.ndarray:
@@ -218,6 +230,7 @@ def mwem(
     Q = Qs.shape[-2]
     chunk = max(1, _CHUNK_ELEMENTS // max(Q, 1))
 
+    shared_T = np.ascontiguousarray(Qs.T) if Qs.ndim == 2 else None
     out_hist = np.empty((G, K))
     out_sel = np.empty((G, T), dtype=np.int64)
     out_meas = np.empty((G, T))
@@ -225,22 +238,24 @@ def mwem(
         g1 = min(G, g0 + chunk)
         Bc = B[g0:g1]
         Qc = Qs[g0:g1] if Qs.ndim == 3 else Qs
-        QcT = np.ascontiguousarray(Qc.T) if Qc.ndim == 2 else None
+        QcT = shared_T
         ns = n_syn[g0:g1]
         m = g1 - g0
-        true_ans = _apply(Qc, Bc, QcT)  # (m, Q)
         A = np.repeat((ns / K)[:, None], K, axis=1)
         acc = np.zeros_like(A)
         sel_rows = np.empty((m, T), dtype=np.int64)
         meas = np.empty((m, T))
         phis = np.empty((m, T, K))
+        rows = np.arange(m)
         for t in range(T):
-            err = _apply(Qc, A, QcT)
-            err -= true_ans
-            np.abs(err, out=err)
-            idx = _exp_mech_select(eps_t * err / (2.0 * delta), rng)
-            phi = Qc[idx] if Qc.ndim == 2 else Qc[np.arange(m), idx]
-            noisy = true_ans[np.arange(m), idx] + rng.laplace(0.0, delta / eps_t, size=m)
+            # score |q(A) - q(B)| = |q(A - B)|: one product with the difference
+            logits = _apply(Qc, A - Bc, QcT)
+            np.abs(logits, out=logits)
+            logits *= eps_t / (2.0 * delta)
+            idx = _exp_mech_select(logits, rng)
+            phi = Qc[idx] if Qc.ndim == 2 else Qc[rows, idx]
+            true_sel = np.einsum("gk,gk->g", phi, Bc)
+            noisy = true_sel + rng.laplace(0.0, delta / eps_t, size=m)
             sel_rows[:, t] = idx
             meas[:, t] = noisy
             phis[:, t] = phi
@@ -275,6 +290,7 @@ def mwem_statistical(
     *,
     n_groups: int | None = None,
     passes: int = DEFAULT_PASSES,
+    average: bool = False,
     seed: Any = None,
 ) -> np.ndarray:
     """Answer statistical queries with MWEM run per sub-database (Wang, Ying & Zhang, VI-A).
@@ -306,6 +322,8 @@ def mwem_statistical(
         Privacy budget (spent in full on every sub-database).
     T, passes : int
         MWEM parameters, see :func:`mwem`.
+    average : bool
+        Release the average round histogram, see :func:`mwem`.
     n_groups : int, optional
         Number of sub-databases ``h``; defaults to ``functions.shape[-2]``.
     seed : None, int or numpy.random.Generator
@@ -356,7 +374,7 @@ def mwem_statistical(
             f"sub-database {g} is empty; every group label in 0..{h - 1} needs at least one row"
         )
     per_group = np.ascontiguousarray(np.transpose(F, (1, 0, 2)))  # (h, Q, K)
-    res = mwem(B, per_group, epsilon, T, passes=passes, seed=seed)
+    res = mwem(B, per_group, epsilon, T, passes=passes, average=average, seed=seed)
     sums = np.einsum("qgk,gk->q", F, res.histogram)
     c = F.max(axis=2) - F.min(axis=2)  # (Q, h)
     if (c <= 0).any():
