@@ -61,4 +61,6 @@ def machine() -> str:
     """One line describing the machine: CPU count and numba availability."""
     from dpgraph.graph.packed import HAVE_NUMBA
 
-    return f"cpus={os.cpu_count()}  numba={'on' if HAVE_NUMBA else 'off'}"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"cpus={os.cpu_count()}  numba={'on' if HAVE_NUMBA else 'off'}  "
+            f"load average (1 min) at start={load:.1f}  (timings are medians; a loaded machine slows all rows)")

@@ -50,17 +50,20 @@ if not os.environ.get("DPGRAPH_DISABLE_NUMBA"):
         @_nb.njit(cache=True, nogil=True)
         def _masked_row_popcount_numba(words, rows, mask, upper):  # pragma: no cover - compiled
             total = np.uint64(0)
-            nw = words.shape[1]
             one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
             for k in range(rows.size):
                 i = rows[k]
                 start = (i >> 6) if upper else 0
-                for w in range(start, nw):
-                    x = words[i, w] & mask[w]
+                a = words[i, start:]  # contiguous 1-D views: LLVM vectorizes the loop
+                b = mask[start:]
+                acc = np.uint64(0)
+                for w in range(a.size):
+                    x = a[w] & b[w]
                     x = x - ((x >> one) & _M1)
                     x = (x & _M2) + ((x >> two) & _M2)
                     x = (x + (x >> four)) & _M4
-                    total += (x * _H01) >> sh
+                    acc += (x * _H01) >> sh
+                total += acc
             return total
 
         HAVE_NUMBA = True
