@@ -10,6 +10,7 @@ release uses the whole matrix but the diagonal.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Iterator
 
 import numpy as np
@@ -112,8 +113,13 @@ def pack_indices(indices: np.ndarray, n: int) -> np.ndarray:
     >>> pack_indices(np.array([0, 3, 64]), 70).tolist()
     [9, 1]
     """
-    mask = np.zeros(words_per_row(n), dtype=np.uint64)
+    nw = words_per_row(n)
     idx = np.asarray(indices, dtype=np.int64)
+    if sys.byteorder == "little":  # bool membership packed LSB-first is the word layout
+        member = np.zeros(64 * nw, dtype=bool)
+        member[idx] = True
+        return np.packbits(member, bitorder="little").view(np.uint64)
+    mask = np.zeros(nw, dtype=np.uint64)  # pragma: no cover - big-endian hosts
     np.bitwise_or.at(mask, idx >> 6, np.left_shift(np.uint64(1), (idx & 63).astype(np.uint64)))
     return mask
 
