@@ -52,6 +52,7 @@ def bench_graph(name: str, G, repeat: int) -> list[dict]:
         ("sample flips, seed (PCG64)", lambda: sample_packed_flips(n, False, rr.move_numerator, SeededRandom(1))),
         ("sample flips, secure (AES-CTR)", lambda: sample_packed_flips(n, False, rr.move_numerator, SecureRandom())),
         ("release_packed, secure", lambda: release_packed(enc, rr, SecureRandom())),
+        ("  encode_graph(G) alone (validation + edge list)", lambda: encode_graph(G)),
         ("dpgraph.release(G), seed", lambda: dpgraph.release(G, 1.0, seed=1)),
         ("dpgraph.release(G), secure", lambda: dpgraph.release(G, 1.0)),
     ]

@@ -68,7 +68,7 @@ def test_flip_rate_on_edges_and_non_edges(directed, n):
 
 def test_flip_rate_through_the_public_api():
     """dpgraph.release on a networkx graph: released edge counts match p' on both classes."""
-    G = nx.gnp_random_graph(1500, 0.3, seed=2)
+    G = nx.gnp_random_graph(1000, 0.3, seed=2)
     rr = rr_probabilities(0.5)
     R = dpgraph.release(G, 0.5, seed=9)
     H = R.to_networkx()
