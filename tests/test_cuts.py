@@ -96,11 +96,16 @@ def test_numba_and_numpy_counts_agree():
         expected = sum(int(np.bitwise_count(words[i] & mask).sum()) for i in rows)
         assert packed._masked_row_popcount_numpy(words, rows, mask, False) == expected
         assert packed.masked_row_popcount(words, rows, mask, False) == expected
+        kernel = packed._numba_kernel() if packed.HAVE_NUMBA else None
+        if kernel is not None:
+            assert int(kernel(words, rows.astype(np.int64), mask, False)) == expected
         upper = words.copy()
         for i in range(n):  # zero the words left of the diagonal word
             upper[i, : i >> 6] = 0
         exp_u = sum(int(np.bitwise_count(upper[i] & mask).sum()) for i in rows)
         assert packed.masked_row_popcount(upper, rows, mask, True) == exp_u
+        if kernel is not None:
+            assert int(kernel(upper, rows.astype(np.int64), mask, True)) == exp_u
 
 
 @pytest.mark.parametrize("S, T, exc, msg", [

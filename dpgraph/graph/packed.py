@@ -9,6 +9,7 @@ release uses the whole matrix but the diagonal.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from typing import Iterator
@@ -33,41 +34,27 @@ def _masked_row_popcount_numpy(words: np.ndarray, rows: np.ndarray, mask: np.nda
 # numba earns its place here: one fused pass over the selected rows (AND, SWAR
 # popcount, sum, vectorized by LLVM), skipping the all-zero words left of the
 # diagonal of an undirected release, instead of numpy's gather copy + AND +
-# popcount + sum passes.  About 10x on the cut queries of ego-Facebook.  The
-# results are integers, identical with or without numba; set
+# popcount + sum passes: about 10x on the half cuts of ego-Facebook.  The
+# counts are integers, identical with or without numba; set
 # DPGRAPH_DISABLE_NUMBA=1 (or uninstall numba) to use the numpy fallback.
-HAVE_NUMBA = False
-if not os.environ.get("DPGRAPH_DISABLE_NUMBA"):
-    try:
-        import numba as _nb
-    except ImportError:  # pragma: no cover - numba is optional
-        _nb = None
-    if _nb is not None:
-        _M1 = np.uint64(0x5555555555555555)
-        _M2 = np.uint64(0x3333333333333333)
-        _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-        _H01 = np.uint64(0x0101010101010101)
+# numba is imported and the kernel compiled (or loaded from numba's cache) on
+# first use, so ``import dpgraph`` does not pay for it.
+HAVE_NUMBA = (not os.environ.get("DPGRAPH_DISABLE_NUMBA")
+              and importlib.util.find_spec("numba") is not None)
+_KERNEL = None
+_WORK = 0  # words counted so far in this process (decides when to load numba)
 
-        @_nb.njit(cache=True, nogil=True)
-        def _masked_row_popcount_numba(words, rows, mask, upper):  # pragma: no cover - compiled
-            total = np.uint64(0)
-            one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
-            for k in range(rows.size):
-                i = rows[k]
-                start = (i >> 6) if upper else 0
-                a = words[i, start:]  # contiguous 1-D views: LLVM vectorizes the loop
-                b = mask[start:]
-                acc = np.uint64(0)
-                for w in range(a.size):
-                    x = a[w] & b[w]
-                    x = x - ((x >> one) & _M1)
-                    x = (x & _M2) + ((x >> two) & _M2)
-                    x = (x + (x >> four)) & _M4
-                    acc += (x * _H01) >> sh
-                total += acc
-            return total
 
-        HAVE_NUMBA = True
+def _numba_kernel():
+    global _KERNEL, HAVE_NUMBA
+    if _KERNEL is None:
+        try:
+            from ._cutkernel import masked_row_popcount as kernel
+        except ImportError:  # pragma: no cover - numba missing or broken
+            HAVE_NUMBA = False
+            return None
+        _KERNEL = kernel
+    return _KERNEL
 
 
 def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
@@ -95,8 +82,15 @@ def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
     4
     """
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    if HAVE_NUMBA and words.flags.c_contiguous:
-        return int(_masked_row_popcount_numba(words, rows, mask, bool(upper)))
+    global _WORK
+    work = rows.size * words.shape[1]
+    _WORK += work
+    # loading numba and its cached kernel costs ~0.3 s: worth it once the work is large
+    if HAVE_NUMBA and words.flags.c_contiguous and (
+            _KERNEL is not None or work >= 1 << 22 or _WORK >= 1 << 25):
+        kernel = _numba_kernel()
+        if kernel is not None:
+            return int(kernel(words, rows, mask, bool(upper)))
     return _masked_row_popcount_numpy(words, rows, mask, upper)
 
 
