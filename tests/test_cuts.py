@@ -148,3 +148,23 @@ def test_repr_has_public_metadata_only():
     G = nx.relabel_nodes(nx.path_graph(5), {i: f"secret{i}" for i in range(5)})
     r = repr(dpgraph.release(G, 1.0, seed=0))
     assert "secret" not in r and "epsilon=1" in r and "nodes=5" in r
+
+
+def test_numpy_fallback_gives_the_same_answers():
+    """With DPGRAPH_DISABLE_NUMBA=1 (a fresh process) the cut answers are identical."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import networkx as nx, dpgraph\n"
+        "from dpgraph.graph import packed\n"
+        "R = dpgraph.release(nx.gnp_random_graph(300, 0.1, seed=1), 1.0, seed=2)\n"
+        "print(packed.HAVE_NUMBA, repr(R.cut(range(0, 140), range(140, 300)).value))\n"
+    )
+    env = dict(os.environ, DPGRAPH_DISABLE_NUMBA="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == "False"
+    R = dpgraph.release(nx.gnp_random_graph(300, 0.1, seed=1), 1.0, seed=2)
+    assert float(out[1]) == R.cut(range(0, 140), range(140, 300)).value
