@@ -57,8 +57,9 @@ class ListSource(RandomSource):
 class LaneSource(RandomSource):
     """For a single-word bit-sliced draw: lane l's U is ``values[l]``.
 
-    Draw s (s = 0, 1, ...) returns the word whose bit l is bit 63 - s of
-    values[l].  The sampler may stop early; it must never draw more than 64.
+    The k-th word handed out (k = 0, 1, ...) has bit l equal to bit 63 - k of
+    values[l]: one word per comparison round, however many rounds the
+    sampler asks for per call.  It must never need more than 64 rounds.
     """
 
     def __init__(self, values: np.ndarray) -> None:
@@ -66,16 +67,19 @@ class LaneSource(RandomSource):
         self.values = np.asarray(values, dtype=np.uint64)
         self.step = 0
 
-    def uint64(self, n: int) -> np.ndarray:
-        n = int(n)
-        assert n in (0, 1), "one word per call in this mock"
-        if n == 0:
-            return np.zeros(0, dtype=np.uint64)
-        assert self.step < 64, "more than 64 draws for one word"
+    def round_word(self) -> np.uint64:
+        assert self.step < 64, "more than 64 rounds for one word"
         bits = (self.values >> np.uint64(63 - self.step)) & np.uint64(1)
         self.step += 1
-        word = np.bitwise_or.reduce(bits << np.arange(64, dtype=np.uint64))
-        return np.array([word], dtype=np.uint64)
+        return np.bitwise_or.reduce(bits << np.arange(64, dtype=np.uint64))
+
+    def uint64(self, n: int) -> np.ndarray:
+        n = int(n)
+        if self.step + n > 64:  # rounds drawn ahead but never needed: any value
+            ahead = max(0, 64 - self.step)
+            words = [self.round_word() for _ in range(ahead)]
+            return np.array(words + [0] * (n - ahead), dtype=np.uint64)
+        return np.array([self.round_word() for _ in range(n)], dtype=np.uint64)
 
 
 def bit_sliced(values: np.ndarray, numerator: int) -> np.ndarray:
@@ -127,23 +131,27 @@ def test_bit_sliced_sampler_at_the_numerator_boundary():
 
 
 def test_bit_sliced_sampler_compacts_finished_words_correctly():
-    """Word 0 is decided at the first draw (all lanes U >= 2^63 > m); word 1 then
-    continues alone and must receive the later draws."""
+    """Two output words: word 0 is decided in the first round (all its lanes get
+    U-bit 1 where the numerator has 0), word 1 runs through every round.
+
+    The sampler draws rounds for both words together (``2k`` words, round by
+    round, word 0 then word 1) while both are open, then one word per round for
+    word 1 alone; this mock serves any such schedule, as documented in
+    ``bernoulli_words``.
+    """
     m = rr_probabilities(1.0).move_numerator  # < 2^63: top bit 0
     values = TOP_LOW0[64:128]  # lane values for word 1, all below 2^63
     lane = LaneSource(values)
+    ones = np.uint64(0xFFFFFFFFFFFFFFFF)
 
     class Script(RandomSource):
-        calls = 0
-
         def uint64(self, n):
-            Script.calls += 1
-            if Script.calls == 1:  # both words alive: word 0 gets all ones
-                assert n == 2
-                first = lane.uint64(1)[0]
-                return np.array([0xFFFFFFFFFFFFFFFF, first], dtype=np.uint64)
-            assert n == 1, "word 0 must have dropped out"
-            return lane.uint64(1)
+            n = int(n)
+            if n == 1:  # word 0 has dropped out
+                return lane.uint64(1)
+            assert n % 2 == 0, "rounds for both words come in pairs"
+            w1 = lane.uint64(n // 2)
+            return np.column_stack([np.full(n // 2, ones), w1]).ravel()
 
     words = bernoulli_words(2, m, Script())
     assert words[0] == 0
