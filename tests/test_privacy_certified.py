@@ -187,3 +187,17 @@ def test_mechanism_e_samples_with_the_certified_numerator(monkeypatch):
         assert seen == [(4, rr_probabilities(eps, 4).move_numerator)]
         assert certified_exactly(M.probabilities)
         assert M.probabilities.realized_epsilon <= eps
+
+
+def test_realized_epsilon_never_exceeds_the_exact_log_ratio():
+    """realized_epsilon <= ln(keep/move), checked at 120 significant digits
+    (mpmath), including tiny eps where ln(keep) and ln(move) nearly cancel."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(120):
+        for K in (2, 5):
+            for eps in np.geomspace(precision_floor(K), 60, 1_500).tolist():
+                rr = rr_probabilities(eps, K)
+                r = rr.ratio
+                exact = mpmath.log(mpmath.mpf(r.numerator) / mpmath.mpf(r.denominator))
+                assert mpmath.mpf(rr.realized_epsilon) <= exact, (K, eps)
+                assert rr.realized_epsilon >= float(exact) * (1 - 1e-12)
