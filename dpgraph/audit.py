@@ -363,7 +363,8 @@ def graph_sampler(release: Callable | None = None, *, copies: int = 1) -> Sample
     ----------
     release : callable, optional
         ``release(G, epsilon, seed=source)`` returning a PrivateGraph-like
-        object; defaults to :func:`dpgraph.release`.
+        object (called with ``directed=True`` too for a DiGraph); defaults
+        to :func:`dpgraph.release`.
     copies : int, default 1
         1 calls ``release`` once per run: the most literal audit.  ``copies``
         > 1 releases the disjoint union of that many relabelled copies of G
@@ -388,10 +389,11 @@ def graph_sampler(release: Callable | None = None, *, copies: int = 1) -> Sample
         nodes = canonical_node_order(G.nodes())
         nv = len(nodes)
         rows, cols = graph_pairs(nv, G.is_directed())
+        opt = {"directed": True} if G.is_directed() else {}
         out = np.empty(n, dtype=np.int64)
         if copies == 1:
             for k in range(n):
-                R = release(G, epsilon, seed=source)
+                R = release(G, epsilon, seed=source, **opt)
                 out[k] = _codes(_released_bits(R, rows, cols)[None, :])[0]
             return out
         key = id(G)
@@ -408,7 +410,7 @@ def graph_sampler(release: Callable | None = None, *, copies: int = 1) -> Sample
         brows, bcols = (base + rows[None, :]).ravel(), (base + cols[None, :]).ravel()
         done = 0
         while done < n:
-            R = release(big, epsilon, seed=source)
+            R = release(big, epsilon, seed=source, **opt)
             bits = _released_bits(R, brows, bcols).reshape(copies, rows.size)
             take = min(copies, n - done)
             out[done : done + take] = _codes(bits[:take])

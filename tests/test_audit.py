@@ -263,6 +263,24 @@ def test_graph_release_passes_neighbour_audit(epsilon):
     assert truth == pytest.approx(rr.realized_epsilon, abs=1e-9)
 
 
+def test_directed_release_passes_neighbour_audit_and_histogram():
+    """Ordered pairs: G has 0 -> 1, its neighbour does not (1 -> 0 is kept)."""
+    G = nx.DiGraph([(0, 1), (1, 0), (1, 2)])
+    G.add_node(2)
+    H = G.copy()
+    H.remove_edge(0, 1)
+    sampler = graph_sampler(copies=COPIES)
+    res = neighbour_audit(sampler, G, H, 1.0, n=N_RUNS, n_search=N_SEARCH, seed=13)
+    print(f"\n[directed graph release] {res}")
+    assert res.passed, str(res)
+    rr = rr_probabilities(1.0)
+    truth = _exact_log_ratio(res, graph_pmf(G, rr), graph_pmf(H, rr))
+    assert res.eps_lower <= truth <= res.eps_upper
+    codes = sampler(G, 1.0, 50_000, resolve_random(14))
+    stat, pvalue = histogram_test(codes, graph_pmf(G, rr))  # 64 outcomes
+    assert pvalue >= 1e-4, (stat, pvalue)
+
+
 @pytest.mark.slow
 def test_graph_release_passes_audit_one_release_per_run():
     """The literal audit: 10^5 separate calls of dpgraph.release a side, eps = 1."""
