@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -61,17 +62,17 @@ from .graph.encoding import canonical_node_order
 
 __all__ = [
     "AuditResult",
+    "Sampler",
     "clopper_pearson",
-    "log_ratio_bounds",
-    "select_event",
-    "neighbour_audit",
-    "graph_sampler",
-    "mechanism_sampler",
     "graph_pairs",
     "graph_pmf",
-    "mechanism_pmf",
+    "graph_sampler",
     "histogram_test",
-    "Sampler",
+    "log_ratio_bounds",
+    "mechanism_pmf",
+    "mechanism_sampler",
+    "neighbour_audit",
+    "select_event",
 ]
 
 #: ``sampler(D, epsilon, n, source) -> np.ndarray`` of ``n`` int outcome codes.
@@ -490,7 +491,6 @@ def graph_pmf(G: Any, rr: RRProbabilities) -> np.ndarray:
     (8, 1.0)
     """
     nodes = canonical_node_order(G.nodes())
-    pos = {v: i for i, v in enumerate(nodes)}
     rows, cols = graph_pairs(len(nodes), G.is_directed())
     if rows.size > 16:
         raise ValueError("graph_pmf enumerates every outcome; use graphs with <= 16 pairs")
@@ -499,7 +499,7 @@ def graph_pmf(G: Any, rr: RRProbabilities) -> np.ndarray:
     flip, keep = rr.move_fraction, 1 - rr.move_fraction
     probs = []
     for code in range(1 << rows.size):
-        d = bin(code ^ x).count("1")
+        d = (code ^ x).bit_count()
         probs.append(flip**d * keep ** (rows.size - d))
     assert sum(probs) == 1
     return np.array([float(p) for p in probs])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SeededReleaseWarning", "BudgetExceededError", "LedgerFileError"]
+__all__ = ["BudgetExceededError", "LedgerFileError", "SeededReleaseWarning"]
 
 
 class SeededReleaseWarning(UserWarning):

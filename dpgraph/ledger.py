@@ -79,7 +79,7 @@ from .core._validation import check_epsilon
 from .exceptions import BudgetExceededError, LedgerFileError
 from .graph.encoding import canonical_node_order
 
-__all__ = ["PrivacyLedger", "LedgerEntry", "BudgetExceededError", "LedgerFileError"]
+__all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
 
 FORMAT = "dpgraph-privacy-ledger"
 VERSION = 1
@@ -299,7 +299,7 @@ class PrivacyLedger:
         self.path = path
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "PrivacyLedger":
+    def load(cls, path: str | os.PathLike) -> PrivacyLedger:
         """Read a ledger written by :meth:`save`; later charges are saved back to ``path``.
 
         Raises
@@ -331,7 +331,7 @@ class PrivacyLedger:
         return cls._from_dict(doc, str(path))
 
     @classmethod
-    def _from_dict(cls, doc: Any, where: str) -> "PrivacyLedger":
+    def _from_dict(cls, doc: Any, where: str) -> PrivacyLedger:
         def bad(what: str) -> LedgerFileError:
             return LedgerFileError(f"path {where!r} is not a valid privacy ledger: {what}")
 
