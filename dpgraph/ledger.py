@@ -39,9 +39,12 @@ vertex labels themselves out of plain view; since vertex sets are public in
 this model, the fingerprint protects convenience, not privacy.
 
 What the ledger does not do: it cannot see releases made without it, it
-trusts the process that holds it (a curator can delete the file), and it
-does not account for advanced composition (it adds epsilons, which is always
-valid for pure eps-DP).
+trusts the process that holds it (a curator can delete the file), it is not
+safe for several processes charging one file at the same time (keep one
+ledger per curator process, or serialize the releases), and it does not
+account for advanced composition (it adds epsilons, which is always valid
+for pure eps-DP).  A release that fails after being charged (for instance
+for lack of memory) stays charged: over-counting is the safe direction.
 
 Examples
 --------
