@@ -13,7 +13,9 @@ the command line on top.
 from . import bounds, core, datasets
 from .core import Estimate
 from .graph import PrivateGraph, release
+from .exceptions import BudgetExceededError, SeededReleaseWarning
 from .graph.io import load
+from .ledger import PrivacyLedger
 
 __version__ = "0.1.0"
 
@@ -25,5 +27,8 @@ __all__ = [
     "PrivateGraph",
     "release",
     "load",
+    "PrivacyLedger",
+    "BudgetExceededError",
+    "SeededReleaseWarning",
     "__version__",
 ]

@@ -228,13 +228,6 @@ def test_output_edge_order_is_canonical_not_input_order():
     assert list(R.to_networkx().nodes()) == list(range(50))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="privacy bug reported to the lead: canonical_node_order (graph/encoding.py) "
-    "falls back to input order for labels without a total order (frozensets, NaN), so "
-    "PrivateGraph.nodes follows node insertion order, which follows edge order for "
-    "graphs built from edge lists",
-)
 @pytest.mark.parametrize("kind", ["frozenset", "nan"])
 def test_partially_ordered_labels_do_not_leak_insertion_order(kind):
     if kind == "frozenset":

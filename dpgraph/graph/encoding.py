@@ -20,18 +20,40 @@ __all__ = ["EncodedGraph", "encode_graph", "canonical_node_order", "NodeIndex"]
 
 
 def canonical_node_order(nodes: Iterable[Hashable]) -> list:
-    """Sort node labels; fall back to (type name, repr) for mixed types.
+    """Order node labels by the labels alone, never by how they were inserted.
+
+    Totally ordered labels are sorted; anything else (mixed types, or labels
+    where ``<`` is only a partial order, such as frozensets or NaN, for which
+    ``sorted`` silently keeps the input order) is ordered by (type name, repr).
+
+    Raises
+    ------
+    ValueError
+        If the labels have no canonical order at all (two labels share a type
+        and a repr, e.g. two NaNs).
 
     Examples
     --------
     >>> canonical_node_order([3, 1, 2])
     [1, 2, 3]
+    >>> canonical_node_order([frozenset({2}), frozenset({1})])
+    [frozenset({1}), frozenset({2})]
     """
     nodes = list(nodes)
     try:
-        return sorted(nodes)
+        out = sorted(nodes)
+        if all(a < b for a, b in zip(out, out[1:])):
+            return out
     except TypeError:
-        return sorted(nodes, key=lambda v: (type(v).__name__, repr(v)))
+        pass
+    keys = sorted(((type(v).__name__, repr(v)), k) for k, v in enumerate(nodes))
+    if any(a[0] == b[0] for a, b in zip(keys, keys[1:])):
+        raise ValueError(
+            "G's node labels have no canonical order (they are not totally ordered and "
+            "some share a repr, e.g. NaN); relabel them, e.g. "
+            "nx.convert_node_labels_to_integers(G, ordering='sorted')"
+        )
+    return [nodes[k] for _, k in keys]
 
 
 class NodeIndex:
