@@ -24,18 +24,7 @@ from dpgraph.exceptions import LedgerFileError
 from dpgraph.ledger import PrivacyLedger
 
 
-def _find_load():
-    """dpgraph.load once the lead exports it; dpgraph.graph.io.load until then."""
-    if hasattr(dpgraph, "load"):
-        return dpgraph.load
-    try:
-        from dpgraph.graph.io import load
-    except ImportError:
-        return None
-    return load
-
-
-LOAD = _find_load()
+LOAD = dpgraph.load
 
 KEY = SecureRandom(key=bytes(16))
 
@@ -211,8 +200,6 @@ def test_bad_ledger_files_are_refused_naming_path(tmp_path, content, match):
     "content", [None, b"", b"\x00\xff corrupted \x13\x37" * 10], ids=["missing", "empty", "corrupted"]
 )
 def test_bad_release_files_are_refused_naming_path(tmp_path, content):
-    if LOAD is None:
-        pytest.skip("dpgraph.load not on this branch yet (graph/io.py is written on graphcli)")
     path = tmp_path / "f.dpg"
     if content is not None:
         path.write_bytes(content)

@@ -29,24 +29,8 @@ from dpgraph.exceptions import LedgerFileError
 from dpgraph.ledger import PrivacyLedger
 
 
-def _find_load():
-    """dpgraph.load once the lead exports it; dpgraph.graph.io.load until then."""
-    if hasattr(dpgraph, "load"):
-        return dpgraph.load
-    try:
-        from dpgraph.graph.io import load
-    except ImportError:
-        return None
-    return load
+LOAD = dpgraph.load
 
-
-LOAD = _find_load()
-
-needs_io = pytest.mark.skipif(
-    LOAD is None,
-    reason="dpgraph.load / PrivateGraph.save not on this branch yet (graph/io.py is written "
-    "on branch graphcli; merge it to run these)",
-)
 
 FUZZ = settings(max_examples=120, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -80,15 +64,12 @@ def refused(path) -> BaseException | None:
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    if LOAD is None:
-        pytest.skip("dpgraph.load not available")
     R = sample_release()
     path = tmp_path_factory.mktemp("io") / "release.dpg"
     R.save(path)
     return R, path.read_bytes()
 
 
-@needs_io
 def test_round_trip_is_exact(saved, tmp_path):
     R, raw = saved
     path = tmp_path / "again.dpg"
@@ -96,7 +77,6 @@ def test_round_trip_is_exact(saved, tmp_path):
     assert same_release(LOAD(path), R)
 
 
-@needs_io
 @FUZZ
 @given(cut=st.floats(0.0, 0.999))
 def test_truncated_files_are_refused(saved, tmp_path, cut):
@@ -106,7 +86,6 @@ def test_truncated_files_are_refused(saved, tmp_path, cut):
     assert refused(path) is not None
 
 
-@needs_io
 @FUZZ
 @given(data=st.data())
 def test_bit_flipped_files_are_refused(saved, tmp_path, data):
@@ -121,7 +100,6 @@ def test_bit_flipped_files_are_refused(saved, tmp_path, data):
     assert exc is not None, f"bit {bit} of byte {pos} flipped and the file still loaded"
 
 
-@needs_io
 def test_foreign_and_version_mismatched_files_are_refused(saved, tmp_path):
     _, raw = saved
     foreign = {
@@ -143,7 +121,6 @@ def test_foreign_and_version_mismatched_files_are_refused(saved, tmp_path):
     assert exc is not None and "version" in str(exc).lower()
 
 
-@needs_io
 def test_file_claiming_a_smaller_epsilon_is_refused(saved, tmp_path):
     """A consistent file (valid digest) whose header claims a smaller epsilon than
     its flip probability supports must not load as a more private release."""
@@ -160,7 +137,6 @@ def test_file_claiming_a_smaller_epsilon_is_refused(saved, tmp_path):
     assert exc is not None and "certified" in str(exc)
 
 
-@needs_io
 def test_pickle_payload_never_executes(tmp_path):
     marker = tmp_path / "pwned"
 
