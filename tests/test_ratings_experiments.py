@@ -29,7 +29,7 @@ def _read_csv(path):
 
 
 EXPECTED = {
-    "heterogeneity": ("h", ["E_worst_abs", "mwem_function_worst_abs", "mwem_movie_worst_abs"]),
+    "heterogeneity": ("h", ["E_worst_abs", "mwem_function_worst_abs", "mwem_unit_worst_abs"]),
     "query-set-size": ("queries", ["E_worst_abs", "mwem_worst_abs"]),
     "scaling": ("n", ["E_worst_sq", "lemma2_bound"]),
     "continuous": ("n", ["worst_sq", "finite_n_bound", "paper_bound_leading"]),
@@ -169,3 +169,22 @@ def test_exp_mech_blocked_sampler_across_blocks():
 def test_load_ratings_rejects_unknown_source():
     with pytest.raises(ValueError, match="data must be"):
         R.load_ratings("netflix")
+
+
+def test_continuous_truth_by_sorting_matches_direct_sum():
+    from dpgraph.experiments.continuous import _truth
+
+    rng = np.random.default_rng(0)
+    x, t = rng.random(777), rng.random(9)
+    c = np.maximum(t, 1 - t)
+    direct = np.abs(x[None, :] - t[:, None]).sum(axis=1) / (x.size * c)
+    np.testing.assert_allclose(_truth(x, t, c), direct, rtol=1e-12)
+
+
+def test_continuous_error_falls_and_respects_finite_bound():
+    from dpgraph.experiments.continuous import continuous
+
+    res = continuous(sizes=(256, 65536), n_queries=20, runs=3, seed=1, progress=False)
+    small, big = (row["worst_sq"] for row in res.summary)
+    assert big < small / 4  # 256x more rows; the bound falls 16x
+    assert all(row["worst_sq"] < row["finite_n_bound"] for row in res.summary)

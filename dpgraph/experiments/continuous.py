@@ -72,6 +72,16 @@ def continuous_data(source: str, n: int, rng: np.random.Generator) -> np.ndarray
     raise ValueError(f"source must be 'beta' or 'movielens-timestamps', got {source!r}")
 
 
+def _truth(x: np.ndarray, t: np.ndarray, c_t: np.ndarray) -> np.ndarray:
+    """q_t(x) = sum_i |x_i - t| / (n c_t) for every t, in O((n + Q) log n) via sorting."""
+    xs = np.sort(x)
+    prefix = np.concatenate(([0.0], np.cumsum(xs)))
+    k = np.searchsorted(xs, t)  # rows below t
+    below = k * t - prefix[k]
+    above = (prefix[-1] - prefix[k]) - (xs.size - k) * t
+    return (below + above) / (xs.size * c_t)
+
+
 def continuous(
     *,
     sizes: Sequence[int] = tuple(4**j for j in range(4, 11)),
@@ -121,6 +131,7 @@ def continuous(
     c_t = np.maximum(t, 1.0 - t)  # range of |u - t| over [0, 1]
     data_rng = np.random.default_rng(data_ss)
     databases = {n: continuous_data(source, n, data_rng) for n in sizes}
+    truths = {n: _truth(databases[n], t, c_t) for n in sizes}
     rows: list[dict[str, Any]] = []
     bar = _progress(runs * len(sizes), "continuous", progress)
     for r, ss in enumerate(run_ss.spawn(runs)):
@@ -132,7 +143,7 @@ def continuous(
             U = Universe(range(cells))
             grid = np.arange(cells) / cells  # the paper's representatives x^ = cell / 2^k
             F = np.abs(grid[None, :] - t[:, None])  # (Q, 2^k)
-            truth = np.abs(x[None, :] - t[:, None]).sum(axis=1) / (n * c_t)
+            truth = truths[n]
             idx = bounds.discretize(x, k)
             M = MechanismE(U, epsilon)
             Y = M.release(idx, seed=rng)
