@@ -54,8 +54,8 @@ def main() -> None:
     sizes = [2**16, 2**18] + ([2**20] if args.big else [])
     for Q in sizes:
         logits = rng.random((4, Q)) * 10
-        base = timeit(lambda: full_cumsum_select(logits.copy(), rng))
-        ours = timeit(lambda: mw._exp_mech_select(logits.copy(), rng))
+        base = timeit(lambda lg=logits: full_cumsum_select(lg.copy(), rng))
+        ours = timeit(lambda lg=logits: mw._exp_mech_select(lg.copy(), rng))
         rows.append((f"exp-mech sample, 4 x {Q}", base, ours))
 
     U = R.RATING_UNIVERSE
@@ -66,11 +66,11 @@ def main() -> None:
     for Q in [2**14, 2**16]:
         F = R.random_row_functions(rng, (Q,))
 
-        def per_db():
+        def per_db(F=F):
             for d, y in zip(dbs, ys):
                 M.estimate(StatisticalQuery.linear(F, n=d.size, universe=U), y)
 
-        def batch():
+        def batch(F=F, Q=Q):
             ans = R._e_answers(M, hist_rel)
             for s in range(0, Q, R._QUERY_CHUNK):
                 ans(F[s : s + R._QUERY_CHUNK])
@@ -80,12 +80,12 @@ def main() -> None:
     hist = np.stack([np.bincount(U.encode(d), minlength=5) for d in dbs]).astype(float)
     for Q in [2**16] + ([2**20] if args.big else []):
         F = R.random_row_functions(rng, (Q,))
-        t = timeit(lambda: mw.mwem(hist, F, 1.0, seed=1), 1)
+        t = timeit(lambda F=F: mw.mwem(hist, F, 1.0, seed=1), 1)
         rows.append((f"MWEM T=10, 50 dbs x {Q}", float("nan"), t))
 
     print(f"{'task':<32}{'baseline s':>12}{'dpgraph s':>12}{'ratio':>8}")
     for name, base, ours in rows:
-        ratio = base / ours if base == base else float("nan")
+        ratio = base / ours if not np.isnan(base) else float("nan")
         print(f"{name:<32}{base:>12.4f}{ours:>12.4f}{ratio:>8.2f}")
 
 

@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--out", default="continuous-out")
     args = ap.parse_args()
     one_release()
-    kw = {} if args.full else dict(sizes=(256, 4096, 65536), n_queries=50, runs=3)
+    kw = {} if args.full else {"sizes": (256, 4096, 65536), "n_queries": 50, "runs": 3}
     res = continuous(**kw)
     paths = write_outputs(res, args.out)
     t = res.meta["targets"]

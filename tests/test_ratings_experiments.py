@@ -64,7 +64,8 @@ def test_quick_mode_end_to_end_outputs_parse(name, tmp_path, capsys):
 
 def test_seed_makes_runs_reproducible():
     r = R.synthetic_ratings(0, n_movies=64, n_ratings=8000)
-    kw = dict(h_values=(1, 4), n_movies=16, n_queries=10, runs=2, seed=9, progress=False)
+    kw = {"h_values": (1, 4), "n_movies": 16, "n_queries": 10, "runs": 2, "seed": 9,
+          "progress": False}
     a = R.heterogeneity(r, **kw)
     b = R.heterogeneity(r, **kw)
     assert a.runs == b.runs
@@ -150,9 +151,9 @@ def test_exp_mech_blocked_sampler_across_blocks():
     Mass sits on indices 5, 1100 and 2099 (three different 1024-blocks) with
     weights 1:2:3 and a negligible rest; chi-square at p > 1e-4 over 4000 rows.
     """
-    from scipy import stats
-
     import importlib
+
+    from scipy import stats
 
     m = importlib.import_module("dpgraph.baselines.mwem")
     Q, G = 2100, 4000

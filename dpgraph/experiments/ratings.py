@@ -40,8 +40,9 @@ import dataclasses
 import json
 import math
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -303,7 +304,7 @@ class ExperimentResult:
     runs: list[dict[str, Any]]
     summary: list[dict[str, Any]]
     meta: dict[str, Any]
-    plot: Callable[[Any, "ExperimentResult"], None]
+    plot: Callable[[Any, ExperimentResult], None]
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
@@ -626,8 +627,9 @@ def query_set_size(
     rows: list[dict[str, Any]] = []
     db_sizes: list[int] = []
     bar = _progress(runs, "query-set-size (runs)", progress)
-    task = dict(ratings=ratings, sizes=sizes, n_databases=n_databases, rows_range=rows_range,
-                epsilon=epsilon, T=T, passes=passes, average=average)
+    task = {"ratings": ratings, "sizes": sizes, "n_databases": n_databases,
+            "rows_range": rows_range, "epsilon": epsilon, "T": T, "passes": passes,
+            "average": average}
     if jobs == 1:
         for r, ss in enumerate(root.spawn(runs)):
             run_rows, db_sizes = _qss_run(r, ss, **task)
@@ -734,7 +736,7 @@ def scaling(
     n_queries = check_positive_int(n_queries, "n_queries")
     N = len(ratings)
     if sizes is None:
-        sizes = [int(round(N / 16 * 2 ** (j / 2))) for j in range(9)]
+        sizes = [round(N / 16 * 2 ** (j / 2)) for j in range(9)]
     sizes = [check_positive_int(int(s), "sizes") for s in sizes]
     if max(sizes) > N:
         raise ValueError(f"sizes must be <= the number of ratings ({N}), got {max(sizes)}")
@@ -792,7 +794,7 @@ def _loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     if lx.size < 2:
         return float("nan"), float("nan")
     A = np.vstack([lx, np.ones_like(lx)]).T
-    coef, res, *_ = np.linalg.lstsq(A, ly, rcond=None)
+    coef, *_ = np.linalg.lstsq(A, ly, rcond=None)
     if lx.size > 2:
         resid = ly - A @ coef
         s2 = float(resid @ resid) / (lx.size - 2)
@@ -880,9 +882,9 @@ def _print_summary(res: ExperimentResult, paths: dict[str, Path]) -> None:
 # --------------------------------------------------------------------------- CLI
 
 _QUICK = {
-    "heterogeneity": dict(h_values=(1, 2, 4), n_movies=16, n_queries=50, runs=2),
-    "query-set-size": dict(sizes=(64, 256, 1024), n_databases=8, runs=2),
-    "scaling": dict(n_queries=50, runs=3),
+    "heterogeneity": {"h_values": (1, 2, 4), "n_movies": 16, "n_queries": 50, "runs": 2},
+    "query-set-size": {"sizes": (64, 256, 1024), "n_databases": 8, "runs": 2},
+    "scaling": {"n_queries": 50, "runs": 3},
 }
 
 
