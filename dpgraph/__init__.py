@@ -10,9 +10,20 @@ beneath :mod:`dpgraph.graph` (release, cuts, analytics), with experiments and
 the command line on top.
 """
 
-from . import bounds, core
+from . import bounds, core, datasets
 from .core import Estimate
+from .graph import PrivateGraph, release
+from .graph.io import load
 
 __version__ = "0.1.0"
 
-__all__ = ["core", "bounds", "Estimate", "__version__"]
+__all__ = [
+    "core",
+    "bounds",
+    "datasets",
+    "Estimate",
+    "PrivateGraph",
+    "release",
+    "load",
+    "__version__",
+]

@@ -1,0 +1,194 @@
+"""A graph as the database of its vertex pairs.
+
+Undirected graphs have one row per unordered pair {i, j}; directed graphs, by
+opt-in, one row per ordered pair (i, j), i != j.  The vertex set is public and
+put in a canonical order that depends on the labels only (sorted where the
+labels are comparable), never on the order edges or nodes were inserted,
+which could reveal the input's edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Hashable, Iterable, Sequence
+
+import networkx as nx
+import numpy as np
+
+__all__ = ["EncodedGraph", "encode_graph", "canonical_node_order", "NodeIndex"]
+
+
+def canonical_node_order(nodes: Iterable[Hashable]) -> list:
+    """Sort node labels; fall back to (type name, repr) for mixed types.
+
+    Examples
+    --------
+    >>> canonical_node_order([3, 1, 2])
+    [1, 2, 3]
+    """
+    nodes = list(nodes)
+    try:
+        return sorted(nodes)
+    except TypeError:
+        return sorted(nodes, key=lambda v: (type(v).__name__, repr(v)))
+
+
+class NodeIndex:
+    """Public map between node labels and positions 0..n-1."""
+
+    def __init__(self, nodes: Sequence[Hashable]) -> None:
+        self.nodes = tuple(nodes)
+        self._pos = {v: i for i, v in enumerate(self.nodes)}
+        if len(self._pos) != len(self.nodes):
+            raise ValueError("node labels must be distinct")
+        # plain int labels in increasing order: vectorized lookups (searchsorted,
+        # or the identity when the labels are 0..n-1)
+        self._ints = None
+        if self.nodes and all(type(v) is int for v in self.nodes) \
+                and -(1 << 62) < min(self.nodes) and max(self.nodes) < 1 << 62:
+            ints = np.array(self.nodes, dtype=np.int64)
+            if np.all(ints[1:] > ints[:-1]):
+                self._ints = ints
+
+    def positions(self, labels: Iterable[Hashable]) -> np.ndarray:
+        """Positions of node labels known to be in the index (no validation)."""
+        if self._ints is not None:
+            arr = np.fromiter(labels, dtype=np.int64)
+            return arr if self._identity else np.searchsorted(self._ints, arr)
+        return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64)
+
+    @property
+    def _identity(self) -> bool:
+        ints = self._ints
+        return ints is not None and ints[0] == 0 and ints[-1] == ints.size - 1
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def indices(self, labels: Any, name: str) -> np.ndarray:
+        """Positions of a collection of node labels (duplicates removed, sorted).
+
+        Raises ValueError naming ``name`` if it is empty or has unknown nodes.
+        """
+        if labels is None:
+            raise TypeError(f"{name} must be a collection of nodes, not None")
+        if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
+            raise TypeError(
+                f"{name} must be a collection of nodes (list, set, array), "
+                f"got {type(labels).__name__}"
+            )
+        fast = self._int_fast(labels, name)
+        if fast is not None:
+            return fast
+        items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+        if not items:
+            raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
+        pos = self._pos
+        try:
+            idx = np.fromiter((pos.get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        except TypeError:
+            raise TypeError(f"{name} contains unhashable items; pass node labels") from None
+        missing = int((idx < 0).sum())
+        if missing:
+            raise ValueError(
+                f"{name} contains {missing} node(s) that are not in the graph; "
+                "use labels from PrivateGraph.nodes"
+            )
+        return np.unique(idx)
+
+    def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
+        """Vectorized path for integer arrays/lists/ranges against int labels, else None."""
+        if self._ints is None or not isinstance(labels, (list, tuple, range, np.ndarray)):
+            return None
+        arr = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
+            return None
+        n = self._ints.size
+        if self._identity:
+            pos = arr
+            missing = int(((arr < 0) | (arr >= n)).sum())
+        else:
+            pos = np.minimum(np.searchsorted(self._ints, arr), n - 1)
+            missing = int((self._ints[pos] != arr).sum())
+        if missing:
+            raise ValueError(
+                f"{name} contains {missing} node(s) that are not in the graph; "
+                "use labels from PrivateGraph.nodes"
+            )
+        member = np.zeros(n, dtype=bool)  # sort-free unique
+        member[pos] = True
+        return np.flatnonzero(member)
+
+
+@dataclass(frozen=True)
+class EncodedGraph:
+    """Validated input: canonical node order and edge endpoints as positions.
+
+    For an undirected graph every edge appears once with ``rows < cols``.
+    """
+
+    index: NodeIndex
+    rows: np.ndarray
+    cols: np.ndarray
+    directed: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.index)
+
+
+def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
+    """Validate a networkx graph and encode its edges as node positions.
+
+    Edge and node attributes are dropped: only the presence of each vertex
+    pair is released.
+
+    Parameters
+    ----------
+    G : networkx.Graph or networkx.DiGraph
+    directed : bool, default False
+        Must be True to release a DiGraph (one row per ordered pair).
+
+    Returns
+    -------
+    EncodedGraph
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-graph, a multigraph, self-loops, a directed graph without
+        ``directed=True`` (or the reverse), or fewer than 2 nodes.
+    """
+    if not isinstance(G, nx.Graph):
+        raise TypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
+    if G.is_multigraph():
+        raise ValueError(
+            "G is a multigraph; edge-DP here releases the presence of each vertex pair. "
+            "Collapse parallel edges first, e.g. nx.Graph(G)"
+        )
+    if G.is_directed() and not directed:
+        raise ValueError(
+            "G is directed; pass directed=True to release one row per ordered pair, "
+            "or G.to_undirected() to release unordered pairs"
+        )
+    if directed and not G.is_directed():
+        raise ValueError("directed=True needs a networkx.DiGraph; got an undirected graph")
+    if G.number_of_nodes() < 2:
+        raise ValueError(f"G must have at least 2 nodes, got {G.number_of_nodes()}")
+    index = NodeIndex(canonical_node_order(G.nodes()))
+    # read the adjacency dicts at C speed (np.fromiter over chained dict keys)
+    # rather than a Python generator over G.edges()
+    adj = G.succ if directed else G.adj
+    deg = np.fromiter(map(len, adj.values()), dtype=np.int64, count=len(adj))
+    rows = np.repeat(index.positions(adj.keys()), deg)
+    cols = index.positions(chain.from_iterable(adj.values()))
+    if np.any(rows == cols):
+        raise ValueError(
+            "G has self-loops; vertex pairs {i, i} are not rows of the database. "
+            "Remove them, e.g. G.remove_edges_from(nx.selfloop_edges(G))"
+        )
+    if not directed:  # every undirected edge appears in both endpoints' dicts: keep one
+        keep = rows < cols
+        rows, cols = rows[keep], cols[keep]
+    return EncodedGraph(index, rows.copy(), cols.copy(), bool(directed))
