@@ -10,10 +10,11 @@ starting from the uniform histogram of total mass ``n``, and for ``T`` rounds
 3. applies the multiplicative-weights update
    ``A(x) <- A(x) * exp(q(x) * (m - q(A)) / (2 n))`` and rescales to mass ``n``.
 
-By sequential composition the whole run is ``eps``-DP.  As in the MWEM paper's
-experiments we use its two practical improvements: each round re-applies the
-update for *every* measurement taken so far (``passes`` sweeps), and the last
-histogram (not the average of all rounds) is released.  ``average=True`` gives
+By sequential composition the whole run is ``eps``-DP.  By default we use the
+practical variant the MWEM paper suggests for experiments: each round
+re-applies the update for *every* measurement taken so far (``passes`` sweeps;
+the default of 10 is our choice), and the last histogram (not the average of
+all rounds) is released.  ``average=True`` gives
 the textbook variant whose theorem bounds the error by
 ``2 n sqrt(log K / T) + 10 T log|Q| / eps``.
 
