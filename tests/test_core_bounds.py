@@ -46,14 +46,15 @@ def test_lower_below_upper():
 
 
 def test_continuous_proposition():
-    # L = 2, (b-a) = c = 1, e^-eps = 1/2: 4 + 4 * 0.25 / 0.25 = 8, over sqrt(64) = 8
-    assert bounds.continuous_upper(64, LN2, L=2.0) == pytest.approx(1.0)
+    # L = 2, (b-a) = c = 1, e^-eps = 1/2: (2 + 2 * 0.5 / 0.5)^2 = 16, over sqrt(64) = 8
+    assert bounds.continuous_upper(64, LN2, L=2.0) == pytest.approx(2.0)
     assert bounds.continuous_lower(10, LN3) == pytest.approx(bounds.statistical_lower(10, 1, LN3))
 
 
 def test_discretization_rule():
     assert bounds.discretization_bits(2**16) == 4  # 2^(2k) = sqrt(n) = 2^8
     assert bounds.discretization_bits(10**6) == 5
+    assert [bounds.discretization_bits(2**e) for e in (10, 14, 18)] == [3, 4, 5]  # halves up
     cells = bounds.discretize(np.array([0.0, 0.2499, 0.25, 0.999, 1.0]), 2)
     assert cells.tolist() == [0, 0, 1, 3, 3]
     with pytest.raises(ValueError, match="\\[0, 1\\]"):

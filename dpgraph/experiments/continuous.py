@@ -10,14 +10,15 @@ t uniform on [0, 1]: L = 1, a = 0, b = 1 and c_t = max(t, 1 - t) >= c = 1/2.
 
 Two curves bound the worst-case squared error:
 
-* the paper's Proposition (leading term, :func:`dpgraph.bounds.continuous_upper`),
-  (L^2/c^2 + 4 (b-a)^2 e^(-2 eps) / (c^2 (1-e^-eps)^2)) / sqrt(n);
+* the section V bound (leading term, :func:`dpgraph.bounds.continuous_upper`),
+  (L/c + 2 (b-a) e^-eps / (c (1-e^-eps)))^2 / sqrt(n), the Proposition with the
+  cross term of its proof kept;
 * the finite-n bound from the same argument, (D + sqrt(S))^2 with the
   discretization error D = L / (c 2^k) and S the Lemma 2 bound for E on the
   2^k cells (:func:`dpgraph.bounds.statistical_upper`).  The triangle
   inequality gives E|err|^2 <= D^2 + 2 D E|X| + E|X|^2 <= (D + sqrt(S))^2.
-  Note the cross term 2 D sqrt(S) is of order 1/sqrt(n) too, so it belongs in
-  the leading constant; the Proposition's constant omits it (see
+  The cross term 2 D sqrt(S) is of order 1/sqrt(n) too, so it belongs in
+  the leading constant; the printed Proposition omits it (see
   docs/statistical-experiments.md).
 """
 
