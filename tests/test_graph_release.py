@@ -219,6 +219,7 @@ def test_too_large_refused_before_allocating(monkeypatch):
     from dpgraph.graph import _memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda: 1000)
+    monkeypatch.setattr(_memory, "_SMALL", 0)  # check even tiny allocations
     with pytest.raises(MemoryError, match="GiB"):
         dpgraph.release(nx.path_graph(300), 1.0, seed=0)
 
