@@ -1,0 +1,189 @@
+"""Blockwise release on a Dask LocalCluster, written to Zarr, then a batch of half cuts.
+
+Target (issue 6): a 200,000-node graph at eps = 1 (2 x 10^10 pairs, about 2.5 GB
+of packed bits) released tile by tile into a Zarr store in a temporary
+directory, then 100 random half cuts answered; peak memory of every Python
+process under 4 GB; release throughput per core within 2x of the in-memory
+release (the baseline, measured in the same run at ``--base-n`` nodes).
+
+Usage::
+
+    PYTHONPATH=$PWD python benchmarks/bench_blockwise.py --out bench_out/blockwise
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import resource
+import shutil
+import tempfile
+import time
+
+import numpy as np
+
+
+def _peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def _write_edge_list(path: str, n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random graph with m edges, written as an edge list in chunks."""
+    from dpgraph.graph.sparse import pair_count, pair_from_index
+
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(0, pair_count(n, False), int(m * 1.001) + 100))[:m]
+    u, v = pair_from_index(keys, n, False)
+    with open(path, "w") as fh:
+        fh.write("# synthetic benchmark graph\n")
+        for s in range(0, u.size, 1_000_000):
+            np.savetxt(fh, np.c_[u[s : s + 1_000_000], v[s : s + 1_000_000]], fmt="%d")
+    return u, v
+
+
+def _du(path: str) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            total += os.path.getsize(os.path.join(root, f))
+    return total
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--avg-degree", type=float, default=20.0)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--tile", type=int, nargs=2, default=[4096, 32768])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--base-n", type=int, default=30_000)
+    ap.add_argument("--tmp", default=None, help="directory for the store (default: system temp)")
+    ap.add_argument("--out", default="bench_out/blockwise")
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+
+    import networkx as nx  # noqa: F401 - imported by dpgraph anyway
+    from distributed import Client, LocalCluster
+
+    from dpgraph.core import SecureRandom, rr_probabilities
+    from dpgraph.graph.blockwise import release_blockwise
+    from dpgraph.graph.encoding import EncodedGraph, NodeIndex
+    from dpgraph.graph.private import PrivateGraph
+    from dpgraph.graph.release import release_packed
+    from dpgraph.graph.sparse import pair_count
+
+    n, eps = args.n, args.epsilon
+    N = pair_count(n, False)
+    expected_bytes = N // 8 + n * 8 * args.tile[1] // 64  # upper triangle + diagonal tiles
+    tmp = tempfile.mkdtemp(prefix="dpgraph_bench_", dir=args.tmp)
+    free = shutil.disk_usage(tmp).free
+    print(f"n={n:,}  pairs={N:.3e}  eps={eps}  tile={tuple(args.tile)}  workers={args.workers}")
+    print(f"store needs about {expected_bytes / 1e9:.2f} GB; {free / 1e9:.0f} GB free in {tmp}")
+    if free < 2 * expected_bytes:
+        shutil.rmtree(tmp)
+        raise SystemExit("not enough free disk for the store; pass --tmp on a larger disk")
+    results = {"n": n, "pairs": N, "epsilon": eps, "workers": args.workers}
+    try:
+        m = int(args.avg_degree * n / 2)
+        edge_path = os.path.join(tmp, "edges.txt")
+        t0 = time.perf_counter()
+        u, v = _write_edge_list(edge_path, n, m, seed=5)
+        print(f"wrote a {m:,}-edge list in {time.perf_counter() - t0:.1f} s")
+
+        # baseline: the in-memory release on one core
+        rr = rr_probabilities(eps)
+        bn = args.base_n
+        enc = EncodedGraph(NodeIndex(range(bn)), np.zeros(0, np.int64), np.zeros(0, np.int64), False)
+        release_packed(EncodedGraph(NodeIndex(range(2000)), enc.rows, enc.cols, False), rr,
+                       SecureRandom())  # warm up
+        t0 = time.perf_counter()
+        base = release_packed(enc, rr, SecureRandom())
+        base_t = time.perf_counter() - t0
+        base_rate = pair_count(bn, False) / base_t
+        G_base = PrivateGraph(base, NodeIndex(range(bn)), rr)
+        rng = np.random.default_rng(11)
+        bq = max(1, args.queries // 10)
+        base_pairs = [(p[: bn // 2], p[bn // 2 :]) for p in (rng.permutation(bn) for _ in range(bq))]
+        t0 = time.perf_counter()
+        G_base.cuts(base_pairs)
+        base_cut_t = time.perf_counter() - t0
+        base_cut_rate = bq * pair_count(bn, False) / base_cut_t
+        del base, G_base
+        print(f"in-memory baseline (n={bn:,}, 1 core): release {base_rate / 1e6:.0f} M pairs/s, "
+              f"cuts {base_cut_rate / 1e9:.2f} G pair-queries/s")
+
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit="6GiB")
+        client = Client(cluster)
+        try:
+            store = os.path.join(tmp, "release.zarr")
+            t0 = time.perf_counter()
+            B = release_blockwise(edge_path, eps, store, nodes=n, client=client,
+                                  tile=tuple(args.tile), progress=True,
+                                  registry=os.path.join(tmp, "keys.json"))
+            rel_t = time.perf_counter() - t0
+            rate = N / rel_t
+            size = _du(store)
+            print(f"blockwise release: {rel_t:.1f} s = {rate / 1e6:.0f} M pairs/s on {args.workers} "
+                  f"cores = {rate / args.workers / 1e6:.0f} M pairs/s/core; store {size / 1e9:.2f} GB")
+
+            t0 = time.perf_counter()
+            m_rel = B.number_of_edges()
+            cnt_t = time.perf_counter() - t0
+            print(f"edge count (Dask reduction): {m_rel:,} released edges in {cnt_t:.1f} s")
+
+            rng = np.random.default_rng(12)
+            side = np.zeros((args.queries, n), dtype=bool)
+            pairs = []
+            for q in range(args.queries):
+                p = rng.permutation(n)
+                side[q, p[: n // 2]] = True
+                pairs.append((p[: n // 2], p[n // 2 :]))
+            t0 = time.perf_counter()
+            est = B.cuts(pairs)
+            cut_t = time.perf_counter() - t0
+            cut_rate = args.queries * N / cut_t
+            truth = np.array([np.count_nonzero(side[q, u] != side[q, v]) for q in range(args.queries)])
+            z = (np.asarray(est.value) - truth) / np.asarray(est.std)
+            worker_rss = client.run(_peak_rss_gib)
+        finally:
+            client.close()
+            cluster.close()
+        driver_rss = _peak_rss_gib()
+        print(f"{args.queries} half cuts: {cut_t:.1f} s = {cut_rate / 1e9:.2f} G pair-queries/s "
+              f"({cut_rate / args.workers / 1e9:.2f} per core)")
+        print(f"  z-scores: mean {z.mean():+.3f} (4 SE = {4 / np.sqrt(z.size):.3f}), "
+              f"variance {z.var(ddof=1):.3f}; relative error of a cut "
+              f"{np.median(np.abs(np.asarray(est.value) - truth) / truth):.2e} (median)")
+        print(f"peak RSS: driver {driver_rss:.2f} GiB, workers "
+              + ", ".join(f"{r:.2f}" for r in worker_rss.values()) + " GiB")
+        ratio = (rate / args.workers) / base_rate
+        print()
+        print(f"{'':28}{'in-memory':>12}{'blockwise':>12}{'ratio':>8}")
+        print(f"{'release, M pairs/s/core':28}{base_rate / 1e6:>12.0f}"
+              f"{rate / args.workers / 1e6:>12.0f}{ratio:>8.2f}")
+        print(f"{'cuts, G pair-queries/s/core':28}{base_cut_rate / 1e9:>12.2f}"
+              f"{cut_rate / args.workers / 1e9:>12.2f}{cut_rate / args.workers / base_cut_rate:>8.2f}")
+        results.update({
+            "true_edges": m, "release_seconds": rel_t, "release_pairs_per_s": rate,
+            "release_pairs_per_s_per_core": rate / args.workers, "baseline_pairs_per_s": base_rate,
+            "throughput_ratio": ratio, "store_bytes": size, "released_edges": m_rel,
+            "count_seconds": cnt_t, "queries": args.queries, "cut_seconds": cut_t,
+            "cut_pair_queries_per_s": cut_rate, "baseline_cut_pair_queries_per_s": base_cut_rate,
+            "z_mean": float(z.mean()), "z_var": float(z.var(ddof=1)),
+            "driver_peak_rss_gib": driver_rss,
+            "worker_peak_rss_gib": max(worker_rss.values()),
+        })
+        with open(os.path.join(args.out, "bench_blockwise.csv"), "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(results))
+            w.writeheader()
+            w.writerow(results)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        print(f"removed {tmp}")
+
+
+if __name__ == "__main__":
+    main()
