@@ -1,0 +1,10 @@
+"""Peers that mechanism E is compared against (accuracy baselines, not hardened releases).
+
+- :func:`mwem`: MWEM (Hardt, Ligett & McSherry 2012) for linear queries over a finite universe.
+- :func:`mwem_statistical`: the paper's sub-database adaptation of MWEM to statistical queries
+  (parallel composition over disjoint sub-databases).
+"""
+
+from .mwem import DEFAULT_PASSES, DEFAULT_T, MWEMResult, mwem, mwem_statistical
+
+__all__ = ["mwem", "mwem_statistical", "MWEMResult", "DEFAULT_T", "DEFAULT_PASSES"]
