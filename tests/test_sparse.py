@@ -271,3 +271,53 @@ def test_dense_path_unchanged():
     b = dpgraph.release(G, 1.0, seed=9)
     assert isinstance(a._adj, PackedAdjacency) and a.keep == 1.0
     assert np.array_equal(a._adj.words, b._adj.words)
+
+
+# ---- files ------------------------------------------------------------------------
+@pytest.fixture
+def sparse_kind(monkeypatch):
+    """Register the 'sparse' payload kind as io.py's hook does (no-op once it is wired)."""
+    io = pytest.importorskip("dpgraph.graph.io")
+    if not hasattr(io, "KINDS"):
+        pytest.skip("this io.py has no payload-kind registry yet")
+    from dpgraph.graph.sparse_io import sparse_payload, sparse_read
+
+    monkeypatch.setitem(io.KINDS, "sparse", (sparse_payload, sparse_read))
+    return io
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_save_load_round_trip(sparse_kind, tmp_path, directed):
+    G = nx.gnp_random_graph(40, 0.2, seed=1, directed=directed)
+    R = dpgraph.release(G, epsilon=1.0, seed=2, keep=0.3, directed=directed)
+    path = tmp_path / "s.dpg"
+    R.save(path)
+    L = sparse_kind.load(path)
+    assert isinstance(L._adj, SparseAdjacency) and L.directed == directed
+    assert L.keep == R.keep and L.channel.d == R.channel.d
+    assert np.array_equal(L.channel.r, R.channel.r)
+    assert L._adj.keep_numerator == R._adj.keep_numerator
+    for a, b in zip(L._adj.edge_array(), R._adj.edge_array()):
+        assert np.array_equal(a, b)
+    S, T = range(20), range(20, 40)
+    assert L.cut(S, T).value == R.cut(S, T).value
+
+
+def test_load_refuses_corrupt_sparse_payload(sparse_kind, tmp_path):
+    from dpgraph.graph.sparse_io import sparse_payload, sparse_read
+
+    R = dpgraph.release(nx.gnp_random_graph(30, 0.2, seed=1), epsilon=1.0, seed=2, keep=0.5)
+    meta, buf = sparse_payload(R._adj)
+    header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.move_numerator),
+              "channel": {"d": R.channel.d, "r": R.channel.r.tolist()}, **meta}
+    ok = sparse_read(buf.copy(), header, 30, False)
+    assert ok.number_of_edges() == R.number_of_edges()
+    bad = buf.copy()
+    bad[8 * 31 : 8 * 31 + 4] = np.array([0], dtype="<i4").view(np.uint8)  # first column -> 0
+    with pytest.raises(ValueError, match="outside|unsorted"):
+        sparse_read(bad, header, 30, False)
+    with pytest.raises(ValueError, match="payload size"):
+        sparse_read(buf[:-4], header, 30, False)
+    wrong = dict(header, keep_numerator=str(R._adj.keep_numerator // 2))
+    with pytest.raises(ValueError, match="channel does not match"):
+        sparse_read(buf.copy(), wrong, 30, False)

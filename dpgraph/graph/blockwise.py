@@ -7,8 +7,9 @@ of ``tile_rows`` rows by ``tile_cols`` columns.  Tile (a, b) is sampled from its
 own stream ``SecureRandom(key).substream(a, b)`` (an HMAC-SHA256 derivation of
 one release key and the tile coordinates), so the release is the same bit for
 bit whatever the number of workers or the order in which tiles run.  Inside a
-tile, rows are sampled in blocks of 1024 exactly as the in-memory release
-does, so a release made of one tile equals
+tile, words are drawn in 64-row bands exactly as the in-memory release
+(:func:`~dpgraph.graph.release.sample_packed_flips`) draws them, so a release
+made of one tile equals
 ``dpgraph.release(G, eps, seed=SecureRandom(key=key).substream(0, 0))``.
 
 Tiles below the diagonal of an undirected release hold no pairs and are never
@@ -59,8 +60,9 @@ from ..core.probabilities import RRProbabilities, rr_probabilities
 from ..core.randomness import SecureRandom
 from ..core.sampling import bernoulli_words
 from .encoding import encode_graph
-from .packed import PackedAdjacency, words_per_row
+from .packed import PackedAdjacency, masked_row_popcount, words_per_row
 from .private import PrivateGraph
+from .release import _GROUP_WORDS  # the in-memory schedule; shared so tiles reproduce it
 
 __all__ = [
     "FORMAT",
@@ -78,7 +80,6 @@ __all__ = [
 
 FORMAT = "dpgraph-blockwise"
 FORMAT_VERSION = 1
-_SUB_ROWS = 1024  # the row block of the in-memory release (release.py)
 _ONE = np.uint64(1)
 _DEFAULT_TILE = (4096, 32768)
 
@@ -372,44 +373,54 @@ def _sample_tile(source: SecureRandom, plan: _Plan, a: int, b: int, numerator: i
                  keys: np.ndarray) -> np.ndarray:
     """The packed words of tile (a, b): flips from ``source``, true edges XOR-ed in.
 
-    Mirrors release.release_packed block by block, restricted to the tile's
-    words, so a single tile reproduces the in-memory release exactly.
+    Follows the randomness schedule of :func:`dpgraph.graph.release.sample_packed_flips`
+    restricted to the tile's words: bands of 64 rows, each drawing the words
+    from max(first tile word, the band's diagonal word) on, bands grouped so
+    that one sampler call draws at most ``_GROUP_WORDS`` words.  A single tile
+    covering the matrix therefore reproduces the in-memory release exactly.
     """
     n, directed = plan.n, plan.directed
     r0, r1, c0, c1 = plan.bounds(a, b)
     out = np.zeros((r1 - r0, c1 - c0), dtype=np.uint64)
-    col_word = np.arange(c0, c1)
-    tail_bits = n % 64
-    for i0 in range(r0, r1, _SUB_ROWS):
-        i = np.arange(i0, min(r1, i0 + _SUB_ROWS))
-        if directed:
-            need = np.ones((i.size, c1 - c0), dtype=bool)
-        else:
-            need = col_word[None, :] >= ((i + 1) >> 6)[:, None]
-        block = np.zeros((i.size, c1 - c0), dtype=np.uint64)
-        count = int(need.sum())
-        if count:
-            block[need] = bernoulli_words(count, numerator, source)
-        r = np.arange(i.size)
-        if directed:  # clear the diagonal bit
-            w = i >> 6
-            ok = (w >= c0) & (w < c1)
-            block[r[ok], w[ok] - c0] &= ~np.left_shift(_ONE, (i[ok] & 63).astype(np.uint64))
-        else:  # keep only bits j > i in the word holding j = i + 1
-            w0, bit = (i + 1) >> 6, ((i + 1) & 63).astype(np.uint64)
-            ok = (w0 >= c0) & (w0 < c1)
-            block[r[ok], w0[ok] - c0] &= ~(np.left_shift(_ONE, bit[ok]) - _ONE)
-        if tail_bits and c1 == plan.nw:
-            block[:, -1] &= np.uint64((1 << tail_bits) - 1)
-        out[i0 - r0 : i0 - r0 + i.size] = block
+    bands = [(s0, min(r1, s0 + 64), max(c0, 0 if directed else s0 >> 6))
+             for s0 in range(r0, r1, 64)]
+    bands = [band for band in bands if band[2] < c1]
+    k = 0
+    while k < len(bands):  # one sampler call per group of bands
+        group, total = [], 0
+        while k < len(bands):
+            s0, s1, w0 = bands[k]
+            size = (s1 - s0) * (c1 - w0)
+            if group and total + size > _GROUP_WORDS:
+                break
+            group.append(bands[k])
+            total += size
+            k += 1
+        flat = bernoulli_words(total, numerator, source)
+        off = 0
+        for s0, s1, w0 in group:
+            size = (s1 - s0) * (c1 - w0)
+            out[s0 - r0 : s1 - r0, w0 - c0 :] = flat[off : off + size].reshape(s1 - s0, c1 - w0)
+            off += size
+    i = np.arange(r0, r1)
+    iw, ib = i >> 6, (i & 63).astype(np.uint64)
+    ok = (iw >= c0) & (iw < c1)
+    if directed:  # clear the diagonal bit
+        out[i[ok] - r0, iw[ok] - c0] &= ~np.left_shift(_ONE, ib[ok])
+    else:  # in the word holding column i, keep only columns j > i
+        out[i[ok] - r0, iw[ok] - c0] &= ~(np.left_shift(np.uint64(2), ib[ok]) - _ONE)
+    tail = n & 63
+    if tail and c1 == plan.nw:
+        out[:, -1] &= np.uint64((1 << tail) - 1)
     lo, hi = np.searchsorted(keys, [r0 * n, r1 * n])
     if hi > lo:
-        k = keys[lo:hi]
-        rows, cols = k // n, k % n
+        kk = keys[lo:hi]
+        rows, cols = kk // n, kk % n
         inside = (cols >= 64 * c0) & (cols < 64 * c1)
         rows, cols = rows[inside] - r0, cols[inside]
-        flat = rows * (c1 - c0) + ((cols >> 6) - c0)
-        np.bitwise_xor.at(out.reshape(-1), flat, np.left_shift(_ONE, (cols & 63).astype(np.uint64)))
+        flat_pos = rows * (c1 - c0) + ((cols >> 6) - c0)
+        np.bitwise_xor.at(out.reshape(-1), flat_pos,
+                          np.left_shift(_ONE, (cols & 63).astype(np.uint64)))
     return out
 
 
@@ -672,7 +683,7 @@ def release_blockwise(
         "dpgraph_version": _version(),
     }
     group.attrs.update(meta)
-    keys_d = dask.delayed(data.keys, pure=True, traverse=False)
+    keys_d = _share(data.keys, client)
     tasks = [
         dask.delayed(_write_tile, pure=False)(store, storage_options, key, plan, a, b,
                                               rr.move_numerator, keys_d)
@@ -687,6 +698,37 @@ def release_blockwise(
     group.attrs.update({"complete": True})
     del zarr
     return open_blockwise(store, release_id=release_id, storage_options=storage_options)
+
+
+def _active_client(client: Any = None) -> Any:
+    if client is not None:
+        return client
+    if dask_scheduler_is_local():
+        return None
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def dask_scheduler_is_local() -> bool:
+    """True when the Dask config forces a local scheduler (threads, sync, processes)."""
+    import dask
+
+    return dask.config.get("scheduler", None) in ("sync", "synchronous", "single-threaded",
+                                                   "threads", "threading", "processes")
+
+
+def _share(x: np.ndarray, client: Any = None) -> Any:
+    """Ship a large array to the workers once (scatter), or wrap it as one Dask key."""
+    import dask
+
+    c = _active_client(client)
+    if c is not None:
+        return c.scatter(x, broadcast=True)
+    return dask.delayed(x, pure=True, traverse=False)
 
 
 def _run_with_progress(tasks: list, client: Any, progress: bool) -> list:
@@ -800,18 +842,22 @@ def _unpack(words: np.ndarray, ncols: int) -> np.ndarray:
 
 def _tile_bilinear(store: Any, storage_options: dict | None, plan: _Plan, a: int, b: int,
                    left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """sum_{i, j in tile} L[q, i] A_ij R[q, j] for every q; masks packed little-endian."""
+    """sum_{i, j in tile} L[q, i] A_ij R[q, j] for every q.
+
+    ``left`` holds the row sets packed 8 to a byte (little-endian bit order),
+    ``right`` the column sets packed 64 to a word like the rows of the
+    adjacency, so each query is one fused AND + popcount pass over the tile's
+    selected rows (:func:`~dpgraph.graph.packed.masked_row_popcount`).
+    """
     words = _read_tile(store, storage_options, plan, a, b)
     r0, r1, c0, c1 = plan.bounds(a, b)
-    j0, j1 = 64 * c0, min(plan.n, 64 * c1)
-    Lrows = np.unpackbits(left[:, r0 // 8 : -(-r1 // 8)], axis=1, bitorder="little")[:, : r1 - r0]
-    Rcols = np.unpackbits(right[:, j0 // 8 : -(-j1 // 8)], axis=1, bitorder="little")[:, : j1 - j0]
-    Rf = Rcols.T.astype(np.float32)  # (cols, Q)
-    total = np.zeros(left.shape[0], dtype=np.float64)
-    for s0 in range(0, r1 - r0, 512):
-        bits = _unpack(words[s0 : s0 + 512], j1 - j0).astype(np.float32)
-        y = bits @ Rf  # exact: integer counts below 2^24
-        total += np.einsum("qi,iq->q", Lrows[:, s0 : s0 + 512].astype(np.float64), y)
+    rows = np.unpackbits(left[:, r0 // 8 : -(-r1 // 8)], axis=1, bitorder="little")[:, : r1 - r0]
+    total = np.zeros(left.shape[0], dtype=np.int64)
+    for q in range(left.shape[0]):
+        sel = np.flatnonzero(rows[q])
+        if sel.size:
+            mask = np.ascontiguousarray(right[q, c0:c1])
+            total[q] = masked_row_popcount(words, sel, mask, upper=False)
     return total
 
 
@@ -859,8 +905,7 @@ class ZarrAdjacency:
     def _reduce(self, fn: Any, *args: Any) -> list:
         import dask
 
-        args_d = [dask.delayed(x, pure=True, traverse=False) if isinstance(x, np.ndarray) else x
-                  for x in args]
+        args_d = [_share(x) if isinstance(x, np.ndarray) else x for x in args]
         tasks = [dask.delayed(fn, pure=True)(self.store, self.storage_options, self._plan, a, b,
                                              *args_d) for a, b in self._plan.tiles()]
         return list(dask.compute(*tasks))
@@ -874,16 +919,18 @@ class ZarrAdjacency:
         parts = self._reduce(_tile_degrees)
         return np.sum(parts, axis=0, dtype=np.int64)
 
-    def _packed_masks(self, sets: Sequence[np.ndarray]) -> np.ndarray:
-        m = np.zeros((len(sets), self.n), dtype=np.uint8)
+    def _bool_masks(self, sets: Sequence[np.ndarray]) -> np.ndarray:
+        m = np.zeros((len(sets), 64 * words_per_row(self.n)), dtype=np.uint8)
         for q, s in enumerate(sets):
             m[q, s] = 1
-        return np.packbits(m, axis=1, bitorder="little")
+        return m
 
     def _bilinear(self, lefts: Sequence[np.ndarray], rights: Sequence[np.ndarray]) -> np.ndarray:
-        L, R = self._packed_masks(lefts), self._packed_masks(rights)
-        parts = self._reduce(_tile_bilinear, L, R)
-        return np.rint(np.sum(parts, axis=0)).astype(np.int64)
+        L = np.packbits(self._bool_masks(lefts), axis=1, bitorder="little")
+        R = np.packbits(self._bool_masks(rights), axis=1, bitorder="little")
+        R64 = np.ascontiguousarray(R).view("<u8").astype(np.uint64, copy=False)
+        parts = self._reduce(_tile_bilinear, L, R64)
+        return np.sum(parts, axis=0, dtype=np.int64)
 
     def cut_counts(self, pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Released edges across each (s, t) of a batch, one pass over the tiles."""

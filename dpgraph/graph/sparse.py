@@ -438,7 +438,9 @@ def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     indices = np.concatenate(col_parts) if col_parts else np.zeros(0, dtype=col_dtype)
-    return SparseAdjacency(indptr, indices, n, directed)
+    adjacency = SparseAdjacency(indptr, indices, n, directed)
+    adjacency.keep_numerator = probs.keep_numerator
+    return adjacency
 
 
 def _emit(positions: np.ndarray, n: int, directed: bool, counts: np.ndarray,
@@ -474,6 +476,11 @@ class SparseAdjacency:
     >>> A.degrees().tolist()
     [2, 1, 1, 2]
     """
+
+    #: payload kind of the dpgraph file format (see :mod:`dpgraph.graph.sparse_io`)
+    file_kind = "sparse"
+    #: k of the keep probability k / 2^64 of the release that produced it (2^64: no subsampling)
+    keep_numerator: int = 1 << 64
 
     def __init__(self, indptr: np.ndarray, indices: np.ndarray, n: int, directed: bool) -> None:
         indptr = np.asarray(indptr)
