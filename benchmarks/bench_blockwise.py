@@ -63,6 +63,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="bench_out/blockwise")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    print("load average at start (other processes share these cores): "
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
     import networkx as nx  # noqa: F401 - imported by dpgraph anyway
     from distributed import Client, LocalCluster
@@ -166,7 +168,9 @@ def main(argv=None) -> None:
               f"{rate / args.workers / 1e6:>12.0f}{ratio:>8.2f}")
         print(f"{'cuts, G pair-queries/s/core':28}{base_cut_rate / 1e9:>12.2f}"
               f"{cut_rate / args.workers / 1e9:>12.2f}{cut_rate / args.workers / base_cut_rate:>8.2f}")
+        print("load average at end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
         results.update({
+            "loadavg_end_1min": os.getloadavg()[0],
             "true_edges": m, "release_seconds": rel_t, "release_pairs_per_s": rate,
             "release_pairs_per_s_per_core": rate / args.workers, "baseline_pairs_per_s": base_rate,
             "throughput_ratio": ratio, "store_bytes": size, "released_edges": m_rel,

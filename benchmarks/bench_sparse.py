@@ -50,6 +50,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="bench_out/sparse")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    print("load average at start (other processes share these cores): "
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
     from dpgraph.core import SecureRandom, rr_probabilities
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex

@@ -266,3 +266,14 @@ def test_metadata_is_public_only(tmp_path, registry):
     assert KEY.hex() not in text
     assert int(meta["flip_numerator"]) == B.probabilities.move_numerator
     assert os.path.exists(tmp_path / "r.zarr" / "nodes")
+
+
+def test_multi_query_kernel_matches_numpy_fallback():
+    rng = np.random.default_rng(4)
+    words = rng.integers(0, 2**63, (200, 7), dtype=np.int64).astype(np.uint64)
+    rows = (rng.random((5, 200)) < 0.5).astype(np.uint8)
+    masks = rng.integers(0, 2**63, (5, 7), dtype=np.int64).astype(np.uint64)
+    expect = [sum(int(np.bitwise_count(words[i] & masks[q]).sum()) for i in np.flatnonzero(rows[q]))
+              for q in range(5)]
+    assert bw._multi_query_popcount_numpy(words, rows, masks, 0, 0, False).tolist() == expect
+    assert bw._multi_query_popcount(words, rows, masks, 0, 0, False).tolist() == expect

@@ -840,25 +840,71 @@ def _unpack(words: np.ndarray, ncols: int) -> np.ndarray:
     return np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :ncols]
 
 
+def _multi_query_popcount_numpy(words: np.ndarray, rowsel: np.ndarray, masks: np.ndarray,
+                                first_row: int, first_word: int, upper: bool) -> np.ndarray:
+    total = np.zeros(masks.shape[0], dtype=np.int64)
+    for q in range(masks.shape[0]):
+        sel = np.flatnonzero(rowsel[q])
+        if sel.size:
+            total[q] = masked_row_popcount(words, sel, np.ascontiguousarray(masks[q]), upper=False)
+    return total
+
+
+_multi_query_popcount = _multi_query_popcount_numpy
+if not os.environ.get("DPGRAPH_DISABLE_NUMBA"):
+    try:
+        import numba as _nb
+    except ImportError:  # pragma: no cover - numba is optional
+        _nb = None
+    if _nb is not None:
+        _M1 = np.uint64(0x5555555555555555)
+        _M2 = np.uint64(0x3333333333333333)
+        _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+        _H01 = np.uint64(0x0101010101010101)
+
+        @_nb.njit(cache=True, nogil=True)
+        def _multi_query_popcount(words, rowsel, masks, first_row, first_word,
+                                  upper):  # pragma: no cover - compiled
+            # One pass over the tile: each row is read once (it stays in L1) and
+            # ANDed with the column mask of every query that selects it.
+            nq = masks.shape[0]
+            nr, nw = words.shape
+            out = np.zeros(nq, dtype=np.int64)
+            one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
+            for i in range(nr):
+                start = 0
+                if upper:  # words left of the diagonal word are zero
+                    start = max(0, ((first_row + i) >> 6) - first_word)
+                for q in range(nq):
+                    if rowsel[q, i]:
+                        acc = np.uint64(0)
+                        for w in range(start, nw):
+                            x = words[i, w] & masks[q, w]
+                            x = x - ((x >> one) & _M1)
+                            x = (x & _M2) + ((x >> two) & _M2)
+                            x = (x + (x >> four)) & _M4
+                            acc += (x * _H01) >> sh
+                        out[q] += np.int64(acc)
+            return out
+
+
 def _tile_bilinear(store: Any, storage_options: dict | None, plan: _Plan, a: int, b: int,
                    left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """sum_{i, j in tile} L[q, i] A_ij R[q, j] for every q.
 
     ``left`` holds the row sets packed 8 to a byte (little-endian bit order),
     ``right`` the column sets packed 64 to a word like the rows of the
-    adjacency, so each query is one fused AND + popcount pass over the tile's
-    selected rows (:func:`~dpgraph.graph.packed.masked_row_popcount`).
+    adjacency.  With numba, one pass over the tile answers every query (each
+    row is read once and ANDed with the masks of the queries that select it);
+    without, one fused AND + popcount pass per query
+    (:func:`~dpgraph.graph.packed.masked_row_popcount`).
     """
     words = _read_tile(store, storage_options, plan, a, b)
     r0, r1, c0, c1 = plan.bounds(a, b)
     rows = np.unpackbits(left[:, r0 // 8 : -(-r1 // 8)], axis=1, bitorder="little")[:, : r1 - r0]
-    total = np.zeros(left.shape[0], dtype=np.int64)
-    for q in range(left.shape[0]):
-        sel = np.flatnonzero(rows[q])
-        if sel.size:
-            mask = np.ascontiguousarray(right[q, c0:c1])
-            total[q] = masked_row_popcount(words, sel, mask, upper=False)
-    return total
+    masks = np.ascontiguousarray(right[:, c0:c1])
+    return _multi_query_popcount(np.ascontiguousarray(words), np.ascontiguousarray(rows), masks,
+                                 r0, c0, not plan.directed)
 
 
 def _tile_popcount(store: Any, storage_options: dict | None, plan: _Plan, a: int, b: int) -> int:
