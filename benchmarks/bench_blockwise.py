@@ -24,6 +24,12 @@ import time
 import numpy as np
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process (robust to other load on the machine)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def _peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
@@ -100,36 +106,45 @@ def main(argv=None) -> None:
         enc = EncodedGraph(NodeIndex(range(bn)), np.zeros(0, np.int64), np.zeros(0, np.int64), False)
         release_packed(EncodedGraph(NodeIndex(range(2000)), enc.rows, enc.cols, False), rr,
                        SecureRandom())  # warm up
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         base = release_packed(enc, rr, SecureRandom())
         base_t = time.perf_counter() - t0
+        base_cpu = time.process_time() - c0
         base_rate = pair_count(bn, False) / base_t
         G_base = PrivateGraph(base, NodeIndex(range(bn)), rr)
         rng = np.random.default_rng(11)
         bq = max(1, args.queries // 10)
         base_pairs = [(p[: bn // 2], p[bn // 2 :]) for p in (rng.permutation(bn) for _ in range(bq))]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         G_base.cuts(base_pairs)
         base_cut_t = time.perf_counter() - t0
+        base_cut_cpu = time.process_time() - c0
         base_cut_rate = bq * pair_count(bn, False) / base_cut_t
         del base, G_base
-        print(f"in-memory baseline (n={bn:,}, 1 core): release {base_rate / 1e6:.0f} M pairs/s, "
-              f"cuts {base_cut_rate / 1e9:.2f} G pair-queries/s")
+        base_rate_cpu = pair_count(bn, False) / base_cpu
+        base_cut_rate_cpu = bq * pair_count(bn, False) / base_cut_cpu
+        print(f"in-memory baseline (n={bn:,}, 1 core): release {base_rate / 1e6:.0f} M pairs/s wall, "
+              f"{base_rate_cpu / 1e6:.0f} M pairs per CPU second; cuts {base_cut_rate / 1e9:.2f} G "
+              f"pair-queries/s wall, {base_cut_rate_cpu / 1e9:.2f} per CPU second")
 
         cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, memory_limit="6GiB")
         client = Client(cluster)
         try:
             store = os.path.join(tmp, "release.zarr")
+            cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
             t0 = time.perf_counter()
             B = release_blockwise(edge_path, eps, store, nodes=n, client=client,
                                   tile=tuple(args.tile), progress=True,
                                   registry=os.path.join(tmp, "keys.json"))
             rel_t = time.perf_counter() - t0
+            cpu1 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+            rel_cpu = cpu1 - cpu0
             rate = N / rel_t
             size = _du(store)
             print(f"blockwise release: {rel_t:.1f} s = {rate / 1e6:.0f} M pairs/s on {args.workers} "
-                  f"cores = {rate / args.workers / 1e6:.0f} M pairs/s/core; store {size / 1e9:.2f} GB")
+                  f"cores = {rate / args.workers / 1e6:.0f} M pairs/s/core wall; {rel_cpu:.0f} CPU s "
+                  f"= {N / rel_cpu / 1e6:.0f} M pairs per CPU second; store {size / 1e9:.2f} GB")
 
             t0 = time.perf_counter()
             m_rel = B.number_of_edges()
@@ -143,9 +158,11 @@ def main(argv=None) -> None:
                 p = rng.permutation(n)
                 side[q, p[: n // 2]] = True
                 pairs.append((p[: n // 2], p[n // 2 :]))
+            cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
             t0 = time.perf_counter()
             est = B.cuts(pairs)
             cut_t = time.perf_counter() - t0
+            cut_cpu = sum(client.run(_cpu_seconds).values()) + _cpu_seconds() - cpu0
             cut_rate = args.queries * N / cut_t
             truth = np.array([np.count_nonzero(side[q, u] != side[q, v]) for q in range(args.queries)])
             z = (np.asarray(est.value) - truth) / np.asarray(est.std)
@@ -155,7 +172,8 @@ def main(argv=None) -> None:
             cluster.close()
         driver_rss = _peak_rss_gib()
         print(f"{args.queries} half cuts: {cut_t:.1f} s = {cut_rate / 1e9:.2f} G pair-queries/s "
-              f"({cut_rate / args.workers / 1e9:.2f} per core)")
+              f"({cut_rate / args.workers / 1e9:.2f} per core wall); {cut_cpu:.0f} CPU s = "
+              f"{args.queries * N / cut_cpu / 1e9:.2f} G pair-queries per CPU second")
         print(f"  z-scores: mean {z.mean():+.3f} (4 SE = {4 / np.sqrt(z.size):.3f}), "
               f"variance {z.var(ddof=1):.3f}; relative error of a cut "
               f"{np.median(np.abs(np.asarray(est.value) - truth) / truth):.2e} (median)")
@@ -164,16 +182,25 @@ def main(argv=None) -> None:
         ratio = (rate / args.workers) / base_rate
         print()
         print(f"{'':28}{'in-memory':>12}{'blockwise':>12}{'ratio':>8}")
-        print(f"{'release, M pairs/s/core':28}{base_rate / 1e6:>12.0f}"
+        ratio_cpu = (N / rel_cpu) / base_rate_cpu
+        cut_ratio_cpu = (args.queries * N / cut_cpu) / base_cut_rate_cpu
+        print(f"{'release, M pairs/s/core':34}{base_rate / 1e6:>12.0f}"
               f"{rate / args.workers / 1e6:>12.0f}{ratio:>8.2f}")
-        print(f"{'cuts, G pair-queries/s/core':28}{base_cut_rate / 1e9:>12.2f}"
+        print(f"{'release, M pairs/CPU-s':34}{base_rate_cpu / 1e6:>12.0f}"
+              f"{N / rel_cpu / 1e6:>12.0f}{ratio_cpu:>8.2f}")
+        print(f"{'cuts, G pair-queries/s/core':34}{base_cut_rate / 1e9:>12.2f}"
               f"{cut_rate / args.workers / 1e9:>12.2f}{cut_rate / args.workers / base_cut_rate:>8.2f}")
+        print(f"{'cuts, G pair-queries/CPU-s':34}{base_cut_rate_cpu / 1e9:>12.2f}"
+              f"{args.queries * N / cut_cpu / 1e9:>12.2f}{cut_ratio_cpu:>8.2f}")
         print("load average at end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
         results.update({
             "loadavg_end_1min": os.getloadavg()[0],
             "true_edges": m, "release_seconds": rel_t, "release_pairs_per_s": rate,
             "release_pairs_per_s_per_core": rate / args.workers, "baseline_pairs_per_s": base_rate,
-            "throughput_ratio": ratio, "store_bytes": size, "released_edges": m_rel,
+            "throughput_ratio": ratio, "release_cpu_seconds": rel_cpu,
+            "release_pairs_per_cpu_s": N / rel_cpu, "baseline_pairs_per_cpu_s": base_rate_cpu,
+            "throughput_ratio_cpu": ratio_cpu, "cut_cpu_seconds": cut_cpu,
+            "cut_ratio_cpu": cut_ratio_cpu, "store_bytes": size, "released_edges": m_rel,
             "count_seconds": cnt_t, "queries": args.queries, "cut_seconds": cut_t,
             "cut_pair_queries_per_s": cut_rate, "baseline_cut_pair_queries_per_s": base_cut_rate,
             "z_mean": float(z.mean()), "z_var": float(z.var(ddof=1)),
