@@ -66,6 +66,8 @@ def main(argv=None) -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--base-n", type=int, default=30_000)
     ap.add_argument("--tmp", default=None, help="directory for the store (default: system temp)")
+    ap.add_argument("--plain-cluster", action="store_true",
+                    help="a default LocalCluster instead of local_cluster (Dask's malloc settings)")
     ap.add_argument("--out", default="bench_out/blockwise")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -76,7 +78,7 @@ def main(argv=None) -> None:
     from distributed import Client, LocalCluster
 
     from dpgraph.core import SecureRandom, rr_probabilities
-    from dpgraph.graph.blockwise import release_blockwise
+    from dpgraph.graph.blockwise import local_cluster, release_blockwise
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
     from dpgraph.graph.private import PrivateGraph
     from dpgraph.graph.release import release_packed
@@ -127,8 +129,11 @@ def main(argv=None) -> None:
               f"{base_rate_cpu / 1e6:.0f} M pairs per CPU second; cuts {base_cut_rate / 1e9:.2f} G "
               f"pair-queries/s wall, {base_cut_rate_cpu / 1e9:.2f} per CPU second")
 
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, memory_limit="6GiB")
+        if args.plain_cluster:
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, memory_limit="6GiB")
+        else:  # worker processes with WORKER_ENV (see dpgraph.graph.blockwise.local_cluster)
+            cluster = local_cluster(args.workers, 1, processes=True, memory_limit="6GiB")
         client = Client(cluster)
         try:
             store = os.path.join(tmp, "release.zarr")

@@ -277,3 +277,17 @@ def test_multi_query_kernel_matches_numpy_fallback():
               for q in range(5)]
     assert bw._multi_query_popcount_numpy(words, rows, masks, 0, 0, False).tolist() == expect
     assert bw._multi_query_popcount(words, rows, masks, 0, 0, False).tolist() == expect
+
+
+def test_local_cluster_workers_get_the_malloc_environment(tmp_path, registry):
+    cluster = bw.local_cluster(1, 1, processes=True)
+    try:
+        with distributed.Client(cluster) as c:
+            env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+            assert list(env.values()) == [bw.WORKER_ENV["MALLOC_TRIM_THRESHOLD_"]]
+            e = edge_input_from_graph(_graph(n=100))
+            B = release_blockwise(e, 1.0, tmp_path / "p.zarr", key=KEY, tile=(64, 64), client=c,
+                                  registry=registry)
+            assert np.array_equal(B._adj.words(), release_tiled(e, 1.0, KEY, (64, 64))._adj.words)
+    finally:
+        cluster.close()
