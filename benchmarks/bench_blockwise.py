@@ -135,7 +135,7 @@ def main(argv=None) -> None:
 
         if args.plain_cluster:
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, memory_limit="6GiB")
+                                   dashboard_address=":0", memory_limit="6GiB")
         else:  # worker processes with WORKER_ENV (see dpgraph.graph.blockwise.local_cluster)
             cluster = local_cluster(args.workers, 1, processes=True, memory_limit="6GiB")
         client = Client(cluster)

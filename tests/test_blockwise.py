@@ -31,7 +31,7 @@ P_MIN = 1e-4
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -291,3 +291,22 @@ def test_local_cluster_workers_get_the_malloc_environment(tmp_path, registry):
             assert np.array_equal(B._adj.words(), release_tiled(e, 1.0, KEY, (64, 64))._adj.words)
     finally:
         cluster.close()
+
+
+def test_never_writes_over_foreign_data(tmp_path, registry):
+    import zarr
+
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not a dpgraph blockwise store"):
+        release_blockwise(_graph(n=70), 1.0, other, key=KEY, registry=registry, overwrite=True)
+    assert (other / "precious.txt").read_text() == "keep me"
+    zarr.open_group(str(tmp_path / "z.zarr"), mode="w").attrs.update({"hello": 1})
+    with pytest.raises(ValueError, match="not a dpgraph blockwise release"):
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "z.zarr", key=KEY, registry=registry,
+                          overwrite=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    B = release_blockwise(_graph(n=70), 1.0, empty, key=KEY, tile=(64, 64), registry=registry)
+    assert B.number_of_nodes() == 70

@@ -652,11 +652,24 @@ def release_blockwise(
     reg = _registry_path(registry)
     if recorded:
         _check_registry(reg, release_id, tag)
+    target = _store_arg(store)
+    if (isinstance(target, str) and "://" not in target and os.path.exists(target)
+            and not _store_exists(store, storage_options)
+            and (not os.path.isdir(target) or os.listdir(target))):
+        raise ValueError(
+            f"{target!r} exists and is not a dpgraph blockwise store; refusing to write "
+            "over it. Choose a new location"
+        )
     if _store_exists(store, storage_options):
         try:
             old = _open_group(store, "r", storage_options).attrs.asdict()
         except Exception:  # noqa: BLE001
             old = {}
+        if old.get("format") != FORMAT:
+            raise ValueError(
+                f"{str(target)!r} holds a Zarr store that is not a dpgraph blockwise release; "
+                "refusing to overwrite it. Choose a new location"
+            )
         if old.get("release_id") == release_id and old.get("input_tag") != tag:
             raise ValueError(_KEY_REUSE)
         if not overwrite:
@@ -760,7 +773,7 @@ def local_cluster(n_workers: int | None = None, threads_per_worker: int = 1, **k
     from distributed import LocalCluster
 
     env = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENV.items()}
-    kwargs.setdefault("dashboard_address", None)
+    kwargs.setdefault("dashboard_address", ":0")  # any free port, never a clash
     with dask.config.set(env):
         return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, **kwargs)
 
