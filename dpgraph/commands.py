@@ -205,6 +205,20 @@ def _release(args: argparse.Namespace) -> int:
     if not src.exists():
         raise ValueError(f"EDGELIST: file {src} does not exist")
     G = datasets.snap_edgelist(src, directed=args.directed)
+    if args.nodes is None:
+        print("warning: the vertex set is read off the edge list, so a node appears only if it "
+              "has an edge: that is not covered by edge-DP. Pass --nodes with the public "
+              "vertex set (e.g. --nodes 0-4038 or --nodes @ids.txt)", file=sys.stderr)
+    else:
+        public = _public_nodes(args.nodes)
+        outside = G.number_of_nodes() - len(set(G.nodes()) & set(public))
+        if outside:
+            raise ValueError(f"EDGELIST has edges at {outside} node(s) outside --nodes; "
+                             "--nodes must list the whole public vertex set")
+        H = G.__class__()
+        H.add_nodes_from(public)
+        H.add_edges_from(G.edges())
+        G = H
     R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed)
     R.save(args.output)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
@@ -213,6 +227,31 @@ def _release(args: argparse.Namespace) -> int:
         print("warning: --seed makes the release reproducible and predictable; "
               "never publish a seeded release of real data", file=sys.stderr)
     return 0
+
+
+def _public_nodes(spec: str) -> list:
+    """--nodes: 'N' (0..N-1), 'a-b' ranges and integers separated by commas, or @FILE."""
+    if spec.startswith("@"):
+        try:
+            tokens = Path(spec[1:]).read_text().replace(",", " ").split()
+        except OSError as exc:
+            raise ValueError(f"--nodes: cannot read {spec[1:]} ({exc.strerror})") from None
+    else:
+        tokens = [t for t in spec.split(",") if t.strip()]
+    out: list[int] = []
+    try:
+        if len(tokens) == 1 and "-" not in tokens[0] and not spec.startswith("@"):
+            return list(range(int(tokens[0])))
+        for tok in tokens:
+            lo, sep, hi = tok.partition("-")
+            out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+    except ValueError:
+        raise ValueError(
+            "--nodes must be N, ranges like 0-99, integers, or @FILE of integers"
+        ) from None
+    if not out:
+        raise ValueError("--nodes is empty")
+    return out
 
 
 # --------------------------------------------------------------------------- cut
@@ -307,6 +346,10 @@ def register_commands(subparsers: Any) -> None:
     r.add_argument("--seed", type=_seed, default=None,
                    help="reproducible release (testing only; default: secure randomness)")
     r.add_argument("--directed", action="store_true", help="release ordered pairs (a directed graph)")
+    r.add_argument("--nodes", default=None,
+                   help="the PUBLIC vertex set: N (nodes 0..N-1), ranges like 0-4038, or @FILE of "
+                        "ids. Without it the vertex set is read off the edges, which reveals which "
+                        "nodes have edges (not edge-DP)")
     r.set_defaults(func=_release)
 
     c = subparsers.add_parser(

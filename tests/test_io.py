@@ -166,3 +166,21 @@ def test_file_holds_no_input_graph(tmp_path):
                            "flip_bits", "flip_probability", "keep", "channel", "nodes",
                            "payload_bytes", "words_per_row", "word_bits", "bit_order"}
     assert data[20 + hlen : -32] == R._adj.words.astype("<u8").tobytes()
+
+
+def test_header_field_types_checked(saved, tmp_path):
+    """Valid digest, but fields of the wrong type or out of range: refused."""
+    data = saved.read_bytes()
+    bad = tmp_path / "t.dpg"
+    edits = [
+        ("epsilon", "1.0"), ("epsilon", -1.0), ("epsilon", 1e400), ("keep", 0.0), ("keep", 2.0),
+        ("flip_numerator", 123), ("flip_numerator", "-5"), ("flip_bits", 63), ("version", True),
+        ("n", True), ("directed", 1), ("nodes", {"a": 1}),
+    ]
+    for field, value in edits:
+        def edit(h, p, v, field=field, value=value):
+            h[field] = value
+            return h, p, v
+        bad.write_bytes(_rewrite(data, edit))
+        with pytest.raises(ValueError):
+            load(bad)

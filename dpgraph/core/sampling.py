@@ -60,12 +60,19 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     numpy.ndarray of intp, same shape as ``indices``
     """
     x = np.asarray(indices, dtype=np.intp)
-    u = source.uint64(x.size).reshape(x.shape)
-    m = np.uint64(rr.move_numerator)
-    moved = u < np.uint64((rr.K - 1) * rr.move_numerator)
-    j = (u // m).astype(np.intp)  # only meaningful where moved
-    target = j + (j >= x)
-    return np.where(moved, target, x)
+    K = rr.K
+    # j = u // m < K - 1 exactly when u < (K-1) m; clamp "no move" to K - 1
+    j = source.uint64(x.size).reshape(x.shape)
+    np.floor_divide(j, np.uint64(rr.move_numerator), out=j)
+    np.minimum(j, np.uint64(K - 1), out=j)
+    flat = j.view(np.int64)  # values 0..K-1: the same bits as int64
+    flat += x * K
+    # outcome[x, j]: the j-th value other than x, or x itself for j = K - 1
+    others = np.arange(K - 1)
+    outcome = np.empty((K, K), dtype=np.intp)
+    outcome[:, : K - 1] = others + (others[None, :] >= np.arange(K)[:, None])
+    outcome[:, K - 1] = np.arange(K)
+    return np.take(outcome.ravel(), flat)
 
 
 def _dense_rounds_numpy(draws: np.ndarray, bits: list, out: np.ndarray) -> np.ndarray:

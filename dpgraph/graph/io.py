@@ -82,6 +82,10 @@ def _label_from_json(v: Any) -> Any:
     return v
 
 
+def _is_number(x: Any) -> bool:
+    return type(x) in (int, float)
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"file header contains {token}, which save never writes")
 
@@ -284,10 +288,10 @@ def load(path: PathLike) -> Any:
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise ValueError(f"{path.name}: header is not valid JSON; the file is corrupted") from None
         if not isinstance(header, dict) or header.get("format") != "dpgraph" \
-                or header.get("version") != FORMAT_VERSION:
+                or type(header.get("version")) is not int or header.get("version") != FORMAT_VERSION:
             raise ValueError(f"{path.name}: header does not describe a dpgraph v{FORMAT_VERSION} file")
         payload = header.get("payload_bytes")
-        if not isinstance(payload, int) or payload < 0 \
+        if type(payload) is not int or payload < 0 \
                 or _PREFIX.size + hlen + payload + _DIGEST != size:
             raise ValueError(f"{path.name} is truncated or padded: its size does not match its header")
         # digest first, over the bytes as stored, before trusting any field
@@ -310,17 +314,17 @@ def load(path: PathLike) -> Any:
             raise ValueError(f"{path.name}: unknown payload kind {kind!r}; a newer dpgraph may read it")
         n, directed = header.get("n"), header.get("directed")
         nodes = header.get("nodes")
-        if not (isinstance(n, int) and n >= 2 and isinstance(directed, bool)
+        if not (type(n) is int and n >= 2 and isinstance(directed, bool)
                 and isinstance(nodes, list) and len(nodes) == n):
             raise ValueError(f"{path.name}: header fields n/directed/nodes are inconsistent")
-        try:
-            numerator = int(header["flip_numerator"])
-            epsilon = float(header["epsilon"])
-            keep = float(header.get("keep", 1.0))
-        except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{path.name}: header lacks a valid epsilon or flip numerator") from None
-        if header.get("flip_bits") != 64 or not 0 < numerator < 1 << 63 or not (epsilon > 0):
-            raise ValueError(f"{path.name}: flip probability fields are out of range")
+        eps_raw, keep_raw, num_raw = header.get("epsilon"), header.get("keep", 1.0), header.get("flip_numerator")
+        if not (_is_number(eps_raw) and _is_number(keep_raw) and isinstance(num_raw, str)
+                and num_raw.isdigit()):
+            raise ValueError(f"{path.name}: header lacks a valid epsilon, keep or flip numerator")
+        numerator, epsilon, keep = int(num_raw), float(eps_raw), float(keep_raw)
+        if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
+                or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf) or not 0 < keep <= 1:
+            raise ValueError(f"{path.name}: epsilon, keep or flip probability out of range")
         rr = RRProbabilities(K=2, epsilon=epsilon, move_numerator=numerator)
         if not rr.certify():
             raise ValueError(
