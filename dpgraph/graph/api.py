@@ -76,12 +76,13 @@ def release(
     (True, 0.199)
     """
     rr = rr_probabilities(epsilon, 2)
-    if keep is not None or target_edges is not None:
-        enc = encode_graph(G, directed=directed)
-        probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges)
-        adjacency = release_sparse(enc, probs, resolve_random(seed))
-        return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
     enc = encode_graph(G, directed=directed)
+    sparse = keep is not None or target_edges is not None
+    probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
+    # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
+    if probs is not None:
+        adjacency = release_sparse(enc, probs, source)
+        return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
     adjacency = release_packed(enc, rr, source)
     return PrivateGraph(adjacency, enc.index, rr)

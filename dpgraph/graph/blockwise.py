@@ -55,7 +55,6 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..core.estimators import count_estimate
 from ..core.probabilities import RRProbabilities, rr_probabilities
 from ..core.randomness import SecureRandom
 from ..core.sampling import bernoulli_words
@@ -1070,7 +1069,10 @@ class ZarrAdjacency:
 
 
 class BlockwiseGraph(PrivateGraph):
-    """A :class:`PrivateGraph` backed by a Zarr store; batches of cuts in one pass.
+    """A :class:`PrivateGraph` backed by a Zarr store.
+
+    ``cuts(batch)`` answers the whole batch in one pass over the tiles
+    (:meth:`ZarrAdjacency.cut_counts`, used by :meth:`PrivateGraph.cuts`).
 
     Attributes
     ----------
@@ -1084,28 +1086,6 @@ class BlockwiseGraph(PrivateGraph):
         super().__init__(adjacency, index, probabilities)
         self.metadata = dict(metadata)
         self.release_id = str(metadata["release_id"])
-
-    def cuts(self, pairs: Any, proper: bool = False):
-        """Estimate many cut queries, reading every tile once for the whole batch.
-
-        See :meth:`PrivateGraph.cuts`.
-        """
-        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
-            raise TypeError("pairs must be a sequence of (S, T) tuples")
-        sides, rows = [], []
-        for k, pair in enumerate(pairs):
-            try:
-                S, T = pair
-            except (TypeError, ValueError):
-                raise TypeError(f"pairs[{k}] must be an (S, T) tuple of node collections") from None
-            s, t = self._sides(S, T)
-            sides.append((s, t))
-            rows.append(s.size * t.size)
-        if not rows:
-            raise ValueError("pairs is empty; pass at least one (S, T) query")
-        observed = self._adj.cut_counts(sides).astype(float)
-        est = count_estimate(observed, np.asarray(rows, float), self.channel)
-        return self._finish(est, proper)
 
     def released_degrees(self) -> np.ndarray:
         """Raw released degrees (a Dask reduction over tiles)."""
