@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any
 
 from ..core.probabilities import rr_probabilities
@@ -9,11 +10,20 @@ from ..core.randomness import SeedLike, resolve_random
 from .encoding import encode_graph
 from .private import PrivateGraph
 from .release import release_packed
+from .sparse import release_sparse, subsampled_probabilities
 
 __all__ = ["release"]
 
 
-def release(G: Any, epsilon: float, seed: SeedLike = None, *, directed: bool = False) -> PrivateGraph:
+def release(
+    G: Any,
+    epsilon: float,
+    seed: SeedLike = None,
+    *,
+    directed: bool = False,
+    keep: Real | None = None,
+    target_edges: Integral | None = None,
+) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
     Every vertex pair is flipped independently with the certified dyadic
@@ -34,10 +44,23 @@ def release(G: Any, epsilon: float, seed: SeedLike = None, *, directed: bool = F
         only (a statistical generator can be predicted from its output).
     directed : bool, default False
         Opt in to releasing a DiGraph, one row per ordered pair.
+    keep : float in (0, 1], optional
+        Sparse release: keep each released edge with probability ``keep``
+        (rounded to a multiple of 2^-64).  That is post-processing, so the
+        privacy guarantee is unchanged; a pair is in the output with
+        probability keep (1 - p') if it is an edge and keep p' if not, and the
+        estimators use exactly these.  Sampled in O(m + output) time and
+        memory, never touching all pairs (see :mod:`dpgraph.graph.sparse`).
+    target_edges : int, optional
+        Sparse release sized for about ``target_edges`` released edges:
+        keep = target_edges / (p' N), chosen from public quantities only.
+        At most p' N, what the full release would give.
 
     Returns
     -------
     PrivateGraph
+        Bit-packed adjacency for the full release, CSR
+        (:class:`~dpgraph.graph.sparse.SparseAdjacency`) for a sparse one.
 
     Examples
     --------
@@ -45,9 +68,21 @@ def release(G: Any, epsilon: float, seed: SeedLike = None, *, directed: bool = F
     >>> R = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0)
     >>> R.number_of_nodes(), R.directed
     (34, False)
+
+    A sparse release with about 30 released non-edges (plus the kept true edges):
+
+    >>> S = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0, target_edges=30)
+    >>> 10 < S.number_of_edges() < 60, round(S.keep, 3)
+    (True, 0.199)
     """
     rr = rr_probabilities(epsilon, 2)
     enc = encode_graph(G, directed=directed)
+    sparse = keep is not None or target_edges is not None
+    probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
+    # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
+    if probs is not None:
+        adjacency = release_sparse(enc, probs, source)
+        return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
     adjacency = release_packed(enc, rr, source)
     return PrivateGraph(adjacency, enc.index, rr)
