@@ -219,7 +219,8 @@ def _release(args: argparse.Namespace) -> int:
         H.add_nodes_from(public)
         H.add_edges_from(G.edges())
         G = H
-    R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed)
+    R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
+                        keep=args.keep, target_edges=args.target_edges)
     R.save(args.output)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
@@ -350,6 +351,12 @@ def register_commands(subparsers: Any) -> None:
                    help="the PUBLIC vertex set: N (nodes 0..N-1), ranges like 0-4038, or @FILE of "
                         "ids. Without it the vertex set is read off the edges, which reveals which "
                         "nodes have edges (not edge-DP)")
+    r.add_argument("--keep", type=float, default=None,
+                   help="sparse release: keep each released edge with this probability "
+                        "(post-processing; same epsilon)")
+    r.add_argument("--target-edges", type=int, default=None,
+                   help="sparse release of about this many edges (keep chosen from the public "
+                        "n and epsilon)")
     r.set_defaults(func=_release)
 
     c = subparsers.add_parser(

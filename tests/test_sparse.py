@@ -274,25 +274,13 @@ def test_dense_path_unchanged():
 
 
 # ---- files ------------------------------------------------------------------------
-@pytest.fixture
-def sparse_kind(monkeypatch):
-    """Register the 'sparse' payload kind as io.py's hook does (no-op once it is wired)."""
-    io = pytest.importorskip("dpgraph.graph.io")
-    if not hasattr(io, "KINDS"):
-        pytest.skip("this io.py has no payload-kind registry yet")
-    from dpgraph.graph.sparse_io import sparse_payload, sparse_read
-
-    monkeypatch.setitem(io.KINDS, "sparse", (sparse_payload, sparse_read))
-    return io
-
-
 @pytest.mark.parametrize("directed", [False, True])
-def test_save_load_round_trip(sparse_kind, tmp_path, directed):
+def test_save_load_round_trip(tmp_path, directed):
     G = nx.gnp_random_graph(40, 0.2, seed=1, directed=directed)
     R = dpgraph.release(G, epsilon=1.0, seed=2, keep=0.3, directed=directed)
     path = tmp_path / "s.dpg"
     R.save(path)
-    L = sparse_kind.load(path)
+    L = dpgraph.load(path)
     assert isinstance(L._adj, SparseAdjacency) and L.directed == directed
     assert L.keep == R.keep and L.channel.d == R.channel.d
     assert np.array_equal(L.channel.r, R.channel.r)
@@ -303,7 +291,7 @@ def test_save_load_round_trip(sparse_kind, tmp_path, directed):
     assert L.cut(S, T).value == R.cut(S, T).value
 
 
-def test_load_refuses_corrupt_sparse_payload(sparse_kind, tmp_path):
+def test_load_refuses_corrupt_sparse_payload(tmp_path):
     from dpgraph.graph.sparse_io import sparse_payload, sparse_read
 
     R = dpgraph.release(nx.gnp_random_graph(30, 0.2, seed=1), epsilon=1.0, seed=2, keep=0.5)

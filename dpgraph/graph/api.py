@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
 from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random
+from ..exceptions import SeededReleaseWarning
 from .encoding import encode_graph
 from .private import PrivateGraph
 from .release import release_packed
@@ -23,6 +25,7 @@ def release(
     directed: bool = False,
     keep: Real | None = None,
     target_edges: Integral | None = None,
+    ledger: Any = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -55,6 +58,10 @@ def release(
         Sparse release sized for about ``target_edges`` released edges:
         keep = target_edges / (p' N), chosen from public quantities only.
         At most p' N, what the full release would give.
+    ledger : dpgraph.PrivacyLedger, optional
+        Charge ``epsilon`` to this privacy budget (see SECURITY.md).  A release
+        that would exceed it raises :class:`dpgraph.BudgetExceededError`
+        before any randomness is drawn.
 
     Returns
     -------
@@ -75,12 +82,27 @@ def release(
     >>> 10 < S.number_of_edges() < 60, round(S.keep, 3)
     (True, 0.199)
     """
+    from ..ledger import PrivacyLedger
+
+    if ledger is not None and not isinstance(ledger, PrivacyLedger):
+        raise TypeError(
+            f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
+        )
     rr = rr_probabilities(epsilon, 2)
     enc = encode_graph(G, directed=directed)
     sparse = keep is not None or target_edges is not None
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
     # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
+    if ledger is not None:
+        ledger.charge(epsilon, enc)
+    if not source.secure:
+        warnings.warn(
+            "a seeded release is reproducible and predictable: use it for tests and "
+            "experiments only; publish releases made with seed=None",
+            SeededReleaseWarning,
+            stacklevel=2,
+        )
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)

@@ -133,8 +133,12 @@ def _check_structure(words: np.ndarray, n: int, directed: bool) -> None:
         raise ValueError("file has bits set outside the vertex pairs of its graph; it is corrupted")
 
 
-#: kind -> (writer, reader).  A 'sparse' kind registers here too.
+#: kind -> (writer, reader) of the payload.
 KINDS: dict[str, tuple[Any, Any]] = {"packed": (_packed_payload, _packed_read)}
+
+from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io uses the helpers above)
+
+KINDS["sparse"] = (sparse_payload, sparse_read)
 
 
 def _kind_of(adj: Any) -> str:
