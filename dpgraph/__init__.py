@@ -10,10 +10,25 @@ beneath :mod:`dpgraph.graph` (release, cuts, analytics), with experiments and
 the command line on top.
 """
 
-from . import bounds, core
+from . import bounds, core, datasets
 from .core import Estimate
 from .graph import PrivateGraph, release
+from .exceptions import BudgetExceededError, SeededReleaseWarning
+from .graph.io import load
+from .ledger import PrivacyLedger
 
 __version__ = "0.1.0"
 
-__all__ = ["core", "bounds", "Estimate", "PrivateGraph", "release", "__version__"]
+__all__ = [
+    "core",
+    "bounds",
+    "datasets",
+    "Estimate",
+    "PrivateGraph",
+    "release",
+    "load",
+    "PrivacyLedger",
+    "BudgetExceededError",
+    "SeededReleaseWarning",
+    "__version__",
+]

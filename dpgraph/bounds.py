@@ -128,19 +128,27 @@ def continuous_lower(n: Any, epsilon: float) -> Any:
 def continuous_upper(
     n: Any, epsilon: float, L: float, a: float = 0.0, b: float = 1.0, c: float = 1.0
 ) -> Any:
-    """Leading term of the Proposition's upper bound for rows in [0, 1].
+    """Leading term of the section V upper bound for rows in [0, 1].
 
     With L-Lipschitz row functions, rows discretized to k bits with
     2^(2k) = sqrt(n) and mechanism E with the proper estimator on the 2^k
     cells, the squared error is at most
 
-        (L^2 / c^2 + 4 (b-a)^2 e^(-2 eps) / (c^2 (1-e^-eps)^2)) / sqrt(n).
+        (L / c + 2 (b-a) e^-eps / (c (1-e^-eps)))^2 / sqrt(n)  +  o(1/sqrt(n)).
+
+    This is the Proposition's bound with the cross term kept: the proof
+    expands E(A + X)^2 with A <= L / (c 2^k) the discretization error and
+    E|X| <= 2 (b-a) g / (c (1-e^-eps) sqrt(n)), g = 1 + (2^k - 1) e^-eps ~
+    2^k e^-eps, so 2 A E|X| is of order 1/sqrt(n) too.  The Proposition as
+    printed keeps only the two squares, L^2/c^2 + 4 (b-a)^2 e^-2eps /
+    (c^2 (1-e^-eps)^2), which is smaller than the bound its proof supports.
+    The rate 1/sqrt(n) is the same.
 
     Examples
     --------
     >>> import math
     >>> q = math.exp(-1)
-    >>> math.isclose(continuous_upper(10_000, 1.0, L=1.0), (1 + 4 * q**2 / (1 - q)**2) / 100)
+    >>> math.isclose(continuous_upper(10_000, 1.0, L=1.0), (1 + 2 * q / (1 - q)) ** 2 / 100)
     True
     """
     eps = check_epsilon(epsilon)
@@ -149,13 +157,13 @@ def continuous_upper(
         raise ValueError("L (the Lipschitz constant) must be finite and >= 0")
     n = _check_n(n)
     q = math.exp(-eps)
-    return _out((float(L) ** 2 / c**2 + 4 * (b - a) ** 2 * q**2 / (c**2 * (1 - q) ** 2)) / np.sqrt(n))
+    return _out((float(L) / c + 2 * (b - a) * q / (c * (1 - q))) ** 2 / np.sqrt(n))
 
 
 def discretization_bits(n: int) -> int:
     """Bits k per row for the Proposition's rule 2^(2k) = sqrt(n), i.e. k = log2(n) / 4.
 
-    Rounded to the nearest integer, at least 1.
+    Rounded to the nearest integer (halves up), at least 1.
 
     Examples
     --------
@@ -163,7 +171,7 @@ def discretization_bits(n: int) -> int:
     4
     """
     n = check_positive_int(n, "n", minimum=1)
-    return max(1, int(round(math.log2(n) / 4)))
+    return max(1, int(math.floor(math.log2(n) / 4 + 0.5)))  # half rounds up
 
 
 def discretize(x: Any, k: int) -> np.ndarray:

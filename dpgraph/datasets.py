@@ -45,9 +45,9 @@ from typing import Any, Union
 import numpy as np
 
 __all__ = [
+    "REGISTRY",
     "DatasetInfo",
     "DatasetNotFoundError",
-    "REGISTRY",
     "Ratings",
     "available",
     "cache_dir",
@@ -445,7 +445,7 @@ def _resolve_source(path_or_name: Any, arg: str) -> tuple[Path, str]:
 
 def snap_edgelist(
     path_or_name: PathLike, directed: bool = False, self_loops: str = "error"
-) -> "Any":
+) -> Any:
     """Load a SNAP-style edge list (one ``u v`` pair of integer ids per line).
 
     Lines starting with ``#`` or ``%`` are comments; gzip files are detected by
@@ -508,7 +508,7 @@ def snap_edgelist(
     return G
 
 
-def facebook() -> "Any":
+def facebook() -> Any:
     """Load SNAP ego-Facebook as an undirected ``networkx.Graph``.
 
     4039 nodes (ids 0..4038), 88234 edges; the file is checked against its
@@ -526,9 +526,9 @@ def facebook() -> "Any":
 
     Examples
     --------
-    >>> if available("facebook"):
-    ...     G = facebook()
-    ...     assert (G.number_of_nodes(), G.number_of_edges()) == (4039, 88234)
+    >>> G = facebook()  # doctest: +SKIP
+    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
+    (4039, 88234)
     """
     G = snap_edgelist("facebook")
     G.graph["name"] = "SNAP ego-Facebook"
@@ -565,7 +565,7 @@ class Ratings:
             f"items={np.unique(self.item).size}, scale=1..{self.max_rating})"
         )
 
-    def subset(self, mask_or_index: np.ndarray) -> "Ratings":
+    def subset(self, mask_or_index: np.ndarray) -> Ratings:
         """Return the rows selected by a boolean mask or an index array.
 
         Examples

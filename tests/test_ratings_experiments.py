@@ -29,7 +29,7 @@ def _read_csv(path):
 
 
 EXPECTED = {
-    "heterogeneity": ("h", ["E_worst_abs", "mwem_function_worst_abs", "mwem_movie_worst_abs"]),
+    "heterogeneity": ("h", ["E_worst_abs", "mwem_function_worst_abs", "mwem_unit_worst_abs"]),
     "query-set-size": ("queries", ["E_worst_abs", "mwem_worst_abs"]),
     "scaling": ("n", ["E_worst_sq", "lemma2_bound"]),
     "continuous": ("n", ["worst_sq", "finite_n_bound", "paper_bound_leading"]),
@@ -64,7 +64,8 @@ def test_quick_mode_end_to_end_outputs_parse(name, tmp_path, capsys):
 
 def test_seed_makes_runs_reproducible():
     r = R.synthetic_ratings(0, n_movies=64, n_ratings=8000)
-    kw = dict(h_values=(1, 4), n_movies=16, n_queries=10, runs=2, seed=9, progress=False)
+    kw = {"h_values": (1, 4), "n_movies": 16, "n_queries": 10, "runs": 2, "seed": 9,
+          "progress": False}
     a = R.heterogeneity(r, **kw)
     b = R.heterogeneity(r, **kw)
     assert a.runs == b.runs
@@ -150,9 +151,9 @@ def test_exp_mech_blocked_sampler_across_blocks():
     Mass sits on indices 5, 1100 and 2099 (three different 1024-blocks) with
     weights 1:2:3 and a negligible rest; chi-square at p > 1e-4 over 4000 rows.
     """
-    from scipy import stats
-
     import importlib
+
+    from scipy import stats
 
     m = importlib.import_module("dpgraph.baselines.mwem")
     Q, G = 2100, 4000
@@ -169,3 +170,22 @@ def test_exp_mech_blocked_sampler_across_blocks():
 def test_load_ratings_rejects_unknown_source():
     with pytest.raises(ValueError, match="data must be"):
         R.load_ratings("netflix")
+
+
+def test_continuous_truth_by_sorting_matches_direct_sum():
+    from dpgraph.experiments.continuous import _truth
+
+    rng = np.random.default_rng(0)
+    x, t = rng.random(777), rng.random(9)
+    c = np.maximum(t, 1 - t)
+    direct = np.abs(x[None, :] - t[:, None]).sum(axis=1) / (x.size * c)
+    np.testing.assert_allclose(_truth(x, t, c), direct, rtol=1e-12)
+
+
+def test_continuous_error_falls_and_respects_finite_bound():
+    from dpgraph.experiments.continuous import continuous
+
+    res = continuous(sizes=(256, 65536), n_queries=20, runs=3, seed=1, progress=False)
+    small, big = (row["worst_sq"] for row in res.summary)
+    assert big < small / 4  # 256x more rows; the bound falls 16x
+    assert all(row["worst_sq"] < row["finite_n_bound"] for row in res.summary)

@@ -7,4 +7,4 @@
 
 from .mwem import DEFAULT_PASSES, DEFAULT_T, MWEMResult, mwem, mwem_statistical
 
-__all__ = ["mwem", "mwem_statistical", "MWEMResult", "DEFAULT_T", "DEFAULT_PASSES"]
+__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "MWEMResult", "mwem", "mwem_statistical"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
+
+from ..exceptions import SeededReleaseWarning
 
 from .estimators import Channel, Estimate, project, unbiased_estimate
 from .probabilities import RRProbabilities, rr_probabilities
@@ -60,6 +63,11 @@ class MechanismE:
         return self.probabilities.epsilon
 
     @property
+    def realized_epsilon(self) -> float:
+        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
+        return self.probabilities.realized_epsilon
+
+    @property
     def keep_probability(self) -> float:
         """Exact probability (as a float) that a row is released unchanged."""
         return self.probabilities.keep_probability
@@ -87,7 +95,15 @@ class MechanismE:
             Released labels, same shape as X.
         """
         idx = self.universe.encode(X)
-        return self.universe.decode(rr_sample(idx, self.probabilities, resolve_random(seed)))
+        source = resolve_random(seed)
+        if not source.secure:
+            warnings.warn(
+                "a seeded release is reproducible and predictable: use it for tests and "
+                "experiments only; publish releases made with seed=None",
+                SeededReleaseWarning,
+                stacklevel=2,
+            )
+        return self.universe.decode(rr_sample(idx, self.probabilities, source))
 
     def estimate(
         self, query: StatisticalQuery, Y: Any, proper: bool = False

@@ -201,8 +201,12 @@ def rr_probabilities(epsilon: float, K: int = 2) -> RRProbabilities:
     >>> rr.certify()
     True
     """
-    epsilon = check_epsilon(epsilon)
-    K = check_positive_int(K, "K", minimum=2)
+    return _certified(check_epsilon(epsilon), check_positive_int(K, "K", minimum=2))
+
+
+@lru_cache(maxsize=4096)
+def _certified(epsilon: float, K: int) -> RRProbabilities:
+    """rr_probabilities after validation; cached because certification is exact arithmetic."""
     m = _numerator(epsilon, K, BITS)
     rr = RRProbabilities(K=K, epsilon=epsilon, move_numerator=m)
     if K * m >= rr.denominator:

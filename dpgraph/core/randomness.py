@@ -31,6 +31,7 @@ __all__ = ["RandomSource", "SecureRandom", "SeededRandom", "resolve_random", "Se
 SeedLike = Union[None, int, np.integer, np.random.Generator, "RandomSource"]
 
 _CHUNK_WORDS = 1 << 20  # 8 MiB of keystream per cipher call
+_ZEROS = memoryview(bytes(8 * _CHUNK_WORDS))  # plaintext: the keystream is AES-CTR of zeros
 
 
 class RandomSource:
@@ -102,19 +103,20 @@ class SecureRandom(RandomSource):
             raise ValueError("nonce must be 16 bytes")
         self._key = bytes(key)
         self._encryptor = Cipher(algorithms.AES(self._key), modes.CTR(bytes(nonce))).encryptor()
-        self._zeros = bytes(8 * _CHUNK_WORDS)
 
     def uint64(self, n: int) -> np.ndarray:
         n = int(n)
         if n < 0:
             raise ValueError("n must be >= 0")
-        out = np.empty(n, dtype=np.uint64)
-        view = out.view(np.uint8)
-        for start in range(0, n, _CHUNK_WORDS):
-            words = min(_CHUNK_WORDS, n - start)
-            block = self._encryptor.update(self._zeros[: 8 * words])
-            view[8 * start : 8 * (start + words)] = np.frombuffer(block, dtype=np.uint8)
-        return out
+        # update_into writes the keystream straight into our buffer (no bytes
+        # object, no copy; ~8x faster than update()).  It wants 15 spare bytes
+        # past the output, so encrypt into a slightly larger buffer and view it.
+        raw = np.empty(8 * n + 15, dtype=np.uint8)
+        mv = memoryview(raw)
+        for start in range(0, 8 * n, 8 * _CHUNK_WORDS):
+            size = min(8 * _CHUNK_WORDS, 8 * n - start)
+            self._encryptor.update_into(_ZEROS[:size], mv[start : start + size + 15])
+        return raw[: 8 * n].view(np.uint64)
 
     def substream(self, *coordinates: int) -> "SecureRandom":
         label = b"dpgraph-substream" + b"".join(struct.pack("<q", int(c)) for c in coordinates)

@@ -60,12 +60,42 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     numpy.ndarray of intp, same shape as ``indices``
     """
     x = np.asarray(indices, dtype=np.intp)
-    u = source.uint64(x.size).reshape(x.shape)
-    m = np.uint64(rr.move_numerator)
-    moved = u < np.uint64((rr.K - 1) * rr.move_numerator)
-    j = (u // m).astype(np.intp)  # only meaningful where moved
-    target = j + (j >= x)
-    return np.where(moved, target, x)
+    K = rr.K
+    # j = u // m < K - 1 exactly when u < (K-1) m; clamp "no move" to K - 1
+    j = source.uint64(x.size).reshape(x.shape)
+    np.floor_divide(j, np.uint64(rr.move_numerator), out=j)
+    np.minimum(j, np.uint64(K - 1), out=j)
+    flat = j.view(np.int64)  # values 0..K-1: the same bits as int64
+    flat += x * K
+    # outcome[x, j]: the j-th value other than x, or x itself for j = K - 1
+    others = np.arange(K - 1)
+    outcome = np.empty((K, K), dtype=np.intp)
+    outcome[:, : K - 1] = others + (others[None, :] >= np.arange(K)[:, None])
+    outcome[:, K - 1] = np.arange(K)
+    return np.take(outcome.ravel(), flat)
+
+
+def _dense_rounds_numpy(draws: np.ndarray, bits: list, out: np.ndarray) -> np.ndarray:
+    """First rounds of the bit-sliced comparison for every word; returns the open lanes."""
+    und = np.full(out.size, np.uint64(0xFFFFFFFFFFFFFFFF))
+    tmp = np.empty(out.size, dtype=np.uint64)
+    for k in range(draws.shape[0]):
+        np.invert(draws[k], out=tmp)
+        if bits[k]:  # lanes whose U-bit is 0 (< numerator's 1) are decided 1
+            tmp &= und
+            out |= tmp
+            und &= draws[k]
+        else:  # lanes whose U-bit is 1 (> numerator's 0) are decided 0
+            und &= tmp
+    return und
+
+
+# numba was tried for these rounds and did not help: the sampler is bound by
+# producing the random words (about 8.5 per output word), not by this arithmetic.
+_dense_rounds = _dense_rounds_numpy
+
+_DENSE_ROUNDS = 8  # rounds drawn for every word before compacting the undecided ones
+_CHUNK_WORDS = 1 << 15  # output words per chunk: fixed, so the stream use never depends on the machine
 
 
 def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.ndarray:
@@ -77,16 +107,23 @@ def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.nd
     decided at the first bit where U and the numerator differ (U < numerator
     gives a 1), so each random word settles about half of the lanes still
     open and a word needs about log2(64) + 2 random words instead of 64.
-    Words whose lanes are all decided drop out (compaction), and a lane that
-    matches the numerator on all 64 bits has U == numerator, which gives 0.
-    Every lane is therefore 1 with probability exactly numerator / 2^64.
+    Every lane is therefore 1 with probability exactly numerator / 2^64: a lane
+    that matches the numerator on all 64 bits has U == numerator and gives 0.
+
+    Schedule (fixed, so a seed gives the same words on every machine): the
+    output is cut into chunks of 2^15 words; for each chunk, the first 8
+    rounds (bits 63..56) are drawn for every word in one call, then the words
+    with lanes still open (about 22 %, falling by half a round) are compacted
+    and each further round draws one word per open word, until none is open.
 
     Parameters
     ----------
     n_words : int
+        Number of 64-bit output words (64 draws each).
     numerator : int
-        In [0, 2^64).
+        In [0, 2^64): P(bit = 1) = numerator / 2^64 exactly.
     source : RandomSource
+        Uniform 64-bit words (``source.uint64(k)``).
 
     Returns
     -------
@@ -104,24 +141,40 @@ def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.nd
     if not 0 <= numerator < 1 << 64:
         raise ValueError("numerator must lie in [0, 2^64)")
     n_words = int(n_words)
+    if n_words < 0:
+        raise ValueError("n_words must be >= 0")
     result = np.zeros(n_words, dtype=np.uint64)
     if numerator == 0 or n_words == 0:
         return result
-    open_lanes = np.full(n_words, np.uint64(0xFFFFFFFFFFFFFFFF))
-    alive = np.arange(n_words)  # words with undecided lanes
-    for bit in range(63, -1, -1):
+    bits = [(numerator >> b) & 1 for b in range(63, -1, -1)]
+    for start in range(0, n_words, _CHUNK_WORDS):
+        _bernoulli_chunk(result[start : start + _CHUNK_WORDS], bits, source)
+    return result
+
+
+def _bernoulli_chunk(out: np.ndarray, bits: list, source: RandomSource) -> None:
+    """Fill ``out`` (a view) with bit-sliced Bernoulli words; see bernoulli_words."""
+    c = out.size
+    dense = _DENSE_ROUNDS
+    draws = source.uint64(dense * c).reshape(dense, c)
+    und = _dense_rounds(draws, bits, out)
+    alive = np.flatnonzero(und)
+    if alive.size == 0:
+        return
+    und = und[alive]
+    acc = np.zeros(alive.size, dtype=np.uint64)
+    for k in range(dense, 64):
         r = source.uint64(alive.size)
-        und = open_lanes[alive]
-        if (numerator >> bit) & 1:
-            # U's bit is 0 where the numerator's is 1: U < numerator, decided 1
-            result[alive] |= und & ~r
+        if bits[k]:
+            acc |= und & ~r
             und &= r
         else:
-            # U's bit is 1 where the numerator's is 0: U > numerator, decided 0
             und &= ~r
         keep = und != 0
-        open_lanes[alive] = und
-        alive = alive[keep]
-        if alive.size == 0:
-            break
-    return result
+        if not keep.all():
+            out[alive] |= acc
+            alive, und = alive[keep], und[keep]
+            acc = np.zeros(alive.size, dtype=np.uint64)
+            if alive.size == 0:
+                return
+    out[alive] |= acc  # lanes equal to the numerator on all 64 bits stay 0

@@ -57,6 +57,12 @@ class Universe:
             pass
         self._array = arr
         self._sorted = None
+        self._lut = None
+        if arr.dtype.kind in "iu" and int(arr.max()) - int(arr.min()) < 1 << 20:
+            # small integer labels (ratings, binary rows): a direct look-up table
+            lut = np.full(int(arr.max()) - int(arr.min()) + 1, -1, dtype=np.intp)
+            lut[arr - arr.min()] = np.arange(arr.size)
+            self._lut = (int(arr.min()), lut)
         if arr.dtype.kind in "iuf":
             order = np.argsort(arr, kind="stable")
             self._sorted = (arr[order], order)
@@ -106,6 +112,26 @@ class Universe:
         arr = np.asarray(X)
         if arr.size == 0:
             raise ValueError(f"{name} is empty; a database needs n >= 1 rows")
+        if self._lut is not None and arr.dtype.kind in "iu":
+            low, lut = self._lut
+            shifted = arr.astype(np.int64, copy=False)
+            if low:
+                shifted = shifted - low
+            # negatives wrap to huge unsigned values, so one comparison checks both ends
+            pos = shifted.view(np.uint64)
+            if not np.all(pos < lut.size):
+                bad = int(np.count_nonzero(pos >= lut.size))
+                raise ValueError(
+                    f"{name} has {bad} value(s) that are not labels of this "
+                    f"universe of K={self.K}; encode rows with the universe's labels"
+                )
+            out = np.take(lut, pos.view(np.int64))
+            if lut.size > self.K and np.any(out < 0):  # gaps between labels
+                raise ValueError(
+                    f"{name} has {int(np.count_nonzero(out < 0))} value(s) that are not labels "
+                    f"of this universe of K={self.K}; encode rows with the universe's labels"
+                )
+            return out
         if self._sorted is not None and arr.dtype.kind in "iufb":
             keys, order = self._sorted
             flat = arr.ravel()

@@ -2,5 +2,6 @@
 
 from .private import PrivateGraph
 from .api import release
+from .sparse import SparseAdjacency
 
-__all__ = ["PrivateGraph", "release"]
+__all__ = ["PrivateGraph", "release", "SparseAdjacency"]

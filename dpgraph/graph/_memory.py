@@ -6,6 +6,8 @@ import os
 
 __all__ = ["available_memory", "check_fits"]
 
+_SMALL = 64 << 20
+
 
 def available_memory() -> int:
     """Bytes of memory available to this process (MemAvailable), or total RAM."""
@@ -24,6 +26,8 @@ def available_memory() -> int:
 
 def check_fits(nbytes: int, what: str) -> None:
     """Raise MemoryError naming ``what`` and its size if ``nbytes`` exceeds available memory."""
+    if nbytes < _SMALL:  # not worth reading /proc for
+        return
     avail = available_memory()
     if nbytes > avail:
         raise MemoryError(

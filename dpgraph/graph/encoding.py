@@ -10,6 +10,7 @@ which could reveal the input's edges.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Hashable, Iterable, Sequence
 
 import networkx as nx
@@ -19,18 +20,40 @@ __all__ = ["EncodedGraph", "encode_graph", "canonical_node_order", "NodeIndex"]
 
 
 def canonical_node_order(nodes: Iterable[Hashable]) -> list:
-    """Sort node labels; fall back to (type name, repr) for mixed types.
+    """Order node labels by the labels alone, never by how they were inserted.
+
+    Totally ordered labels are sorted; anything else (mixed types, or labels
+    where ``<`` is only a partial order, such as frozensets or NaN, for which
+    ``sorted`` silently keeps the input order) is ordered by (type name, repr).
+
+    Raises
+    ------
+    ValueError
+        If the labels have no canonical order at all (two labels share a type
+        and a repr, e.g. two NaNs).
 
     Examples
     --------
     >>> canonical_node_order([3, 1, 2])
     [1, 2, 3]
+    >>> canonical_node_order([frozenset({2}), frozenset({1})])
+    [frozenset({1}), frozenset({2})]
     """
     nodes = list(nodes)
     try:
-        return sorted(nodes)
+        out = sorted(nodes)
+        if all(a < b for a, b in zip(out, out[1:])):
+            return out
     except TypeError:
-        return sorted(nodes, key=lambda v: (type(v).__name__, repr(v)))
+        pass
+    keys = sorted(((type(v).__name__, repr(v)), k) for k, v in enumerate(nodes))
+    if any(a[0] == b[0] for a, b in zip(keys, keys[1:])):
+        raise ValueError(
+            "G's node labels have no canonical order (they are not totally ordered and "
+            "some share a repr, e.g. NaN); relabel them, e.g. "
+            "nx.convert_node_labels_to_integers(G, ordering='sorted')"
+        )
+    return [nodes[k] for _, k in keys]
 
 
 class NodeIndex:
@@ -41,6 +64,26 @@ class NodeIndex:
         self._pos = {v: i for i, v in enumerate(self.nodes)}
         if len(self._pos) != len(self.nodes):
             raise ValueError("node labels must be distinct")
+        # plain int labels in increasing order: vectorized lookups (searchsorted,
+        # or the identity when the labels are 0..n-1)
+        self._ints = None
+        if self.nodes and all(type(v) is int for v in self.nodes) \
+                and -(1 << 62) < min(self.nodes) and max(self.nodes) < 1 << 62:
+            ints = np.array(self.nodes, dtype=np.int64)
+            if np.all(ints[1:] > ints[:-1]):
+                self._ints = ints
+
+    def positions(self, labels: Iterable[Hashable]) -> np.ndarray:
+        """Positions of node labels known to be in the index (no validation)."""
+        if self._ints is not None:
+            arr = np.fromiter(labels, dtype=np.int64)
+            return arr if self._identity else np.searchsorted(self._ints, arr)
+        return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64)
+
+    @property
+    def _identity(self) -> bool:
+        ints = self._ints
+        return ints is not None and ints[0] == 0 and ints[-1] == ints.size - 1
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -57,6 +100,9 @@ class NodeIndex:
                 f"{name} must be a collection of nodes (list, set, array), "
                 f"got {type(labels).__name__}"
             )
+        fast = self._int_fast(labels, name)
+        if fast is not None:
+            return fast
         items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
         if not items:
             raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
@@ -72,6 +118,29 @@ class NodeIndex:
                 "use labels from PrivateGraph.nodes"
             )
         return np.unique(idx)
+
+    def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
+        """Vectorized path for integer arrays/lists/ranges against int labels, else None."""
+        if self._ints is None or not isinstance(labels, (list, tuple, range, np.ndarray)):
+            return None
+        arr = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
+            return None
+        n = self._ints.size
+        if self._identity:
+            pos = arr
+            missing = int(((arr < 0) | (arr >= n)).sum())
+        else:
+            pos = np.minimum(np.searchsorted(self._ints, arr), n - 1)
+            missing = int((self._ints[pos] != arr).sum())
+        if missing:
+            raise ValueError(
+                f"{name} contains {missing} node(s) that are not in the graph; "
+                "use labels from PrivateGraph.nodes"
+            )
+        member = np.zeros(n, dtype=bool)  # sort-free unique
+        member[pos] = True
+        return np.flatnonzero(member)
 
 
 @dataclass(frozen=True)
@@ -127,20 +196,21 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         )
     if directed and not G.is_directed():
         raise ValueError("directed=True needs a networkx.DiGraph; got an undirected graph")
-    if nx.number_of_selfloops(G):
+    if G.number_of_nodes() < 2:
+        raise ValueError(f"G must have at least 2 nodes, got {G.number_of_nodes()}")
+    index = NodeIndex(canonical_node_order(G.nodes()))
+    # read the adjacency dicts at C speed (np.fromiter over chained dict keys)
+    # rather than a Python generator over G.edges()
+    adj = G.succ if directed else G.adj
+    deg = np.fromiter(map(len, adj.values()), dtype=np.int64, count=len(adj))
+    rows = np.repeat(index.positions(adj.keys()), deg)
+    cols = index.positions(chain.from_iterable(adj.values()))
+    if np.any(rows == cols):
         raise ValueError(
             "G has self-loops; vertex pairs {i, i} are not rows of the database. "
             "Remove them, e.g. G.remove_edges_from(nx.selfloop_edges(G))"
         )
-    if G.number_of_nodes() < 2:
-        raise ValueError(f"G must have at least 2 nodes, got {G.number_of_nodes()}")
-    index = NodeIndex(canonical_node_order(G.nodes()))
-    pos = index._pos
-    m = G.number_of_edges()
-    ends = np.fromiter(
-        (pos[v] for e in G.edges() for v in e), dtype=np.int64, count=2 * m
-    ).reshape(m, 2)
-    rows, cols = ends[:, 0], ends[:, 1]
-    if not directed:
-        rows, cols = np.minimum(rows, cols), np.maximum(rows, cols)
+    if not directed:  # every undirected edge appears in both endpoints' dicts: keep one
+        keep = rows < cols
+        rows, cols = rows[keep], cols[keep]
     return EncodedGraph(index, rows.copy(), cols.copy(), bool(directed))

@@ -161,17 +161,21 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """
         if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
             raise TypeError("pairs must be a sequence of (S, T) tuples")
-        observed, rows = [], []
+        sides, rows = [], []
         for k, pair in enumerate(pairs):
             try:
                 S, T = pair
             except (TypeError, ValueError):
                 raise TypeError(f"pairs[{k}] must be an (S, T) tuple of node collections") from None
             s, t = self._sides(S, T)
-            observed.append(self._adj.cut_count(s, t))
+            sides.append((s, t))
             rows.append(s.size * t.size)
         if not rows:
             raise ValueError("pairs is empty; pass at least one (S, T) query")
+        if hasattr(self._adj, "cut_counts"):  # one pass over the rows for all queries
+            observed = self._adj.cut_counts(sides)
+        else:
+            observed = [self._adj.cut_count(s, t) for s, t in sides]
         est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
         return self._finish(est, proper)
 

@@ -1,4 +1,26 @@
-"""The release: randomized response on every vertex pair, bit-packed."""
+"""The release: randomized response on every vertex pair, bit-packed.
+
+Layout and randomness schedule
+------------------------------
+The packed matrix has ``n`` rows of ``nw = ceil(n / 64)`` uint64 words (see
+:mod:`dpgraph.graph.packed`).  Rows are processed in *bands* of 64 rows; band
+``a`` (rows 64a .. 64a+63) of an undirected release only has pairs (i, j),
+j > i, in words ``a .. nw-1``, so it draws a rectangle of ``64 x (nw - a)``
+Bernoulli words and nothing for the zero lower triangle: about n^2 / 128
+words in all, i.e. one random bit per unordered pair plus half a diagonal
+word per row.  A directed release draws every word.
+
+Bands are grouped so one call to :func:`~dpgraph.core.sampling.bernoulli_words`
+samples at most ``_GROUP_WORDS`` words.  The grouping depends on ``n`` only,
+and the sampler's use of the stream is fixed, so a seed gives the same release
+on every machine and thread count.  Bits that are not rows of the database
+(the diagonal, the lower part of each diagonal word, padding past column n-1)
+are cleared afterwards, then the true edges are XORed in: a released bit is
+``edge XOR flip`` with ``P(flip) = numerator / 2^64`` exactly.
+
+Memory: the packed matrix (n^2 / 8 bytes, 2 bits per unordered pair) plus one
+group of sampled words (<= 8 MiB) and the sampler's scratch (about 9x that).
+"""
 
 from __future__ import annotations
 
@@ -11,45 +33,137 @@ from ._memory import check_fits
 from .encoding import EncodedGraph
 from .packed import PackedAdjacency, words_per_row
 
-__all__ = ["release_packed"]
+__all__ = ["release_packed", "sample_packed_flips", "xor_edges"]
 
-_BLOCK_ROWS = 1024  # fixed: the stream consumed per block must not depend on the machine
+_GROUP_WORDS = 1 << 20  # words sampled per sampler call; fixed, part of the seed contract
+_ONE = np.uint64(1)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _bands(n: int, nw: int, directed: bool) -> list[tuple[int, int, int]]:
+    """(first row, last row + 1, first word) of every 64-row band."""
+    return [(r0, min(n, r0 + 64), 0 if directed else r0 >> 6) for r0 in range(0, n, 64)]
+
+
+def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSource,
+                        out: np.ndarray | None = None) -> np.ndarray:
+    """Packed matrix of independent flips: bit (i, j) is 1 with prob. numerator / 2^64.
+
+    Only bits that are rows of the database can be 1: j > i for an undirected
+    release, j != i for a directed one, and j < n.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (>= 2).
+    directed : bool
+        Ordered pairs (all j != i) instead of unordered ones (j > i).
+    numerator : int
+        Flip probability numerator, in [0, 2^64).
+    source : RandomSource
+        Uniform 64-bit words.
+    out : numpy.ndarray, optional
+        A zeroed uint64 array of shape (n, ceil(n / 64)) to fill.
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (n, ceil(n / 64))
+
+    Examples
+    --------
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> w = sample_packed_flips(5, False, (1 << 64) - 1, SeededRandom(0))  # p ~ 1
+    >>> [bin(int(x)) for x in w[:, 0]]
+    ['0b11110', '0b11100', '0b11000', '0b10000', '0b0']
+    """
+    nw = words_per_row(n)
+    words = np.zeros((n, nw), dtype=np.uint64) if out is None else out
+    bands = _bands(n, nw, directed)
+    k = 0
+    while k < len(bands):  # one sampler call per group of bands
+        group, total = [], 0
+        while k < len(bands):
+            r0, r1, w0 = bands[k]
+            size = (r1 - r0) * (nw - w0)
+            if group and total + size > _GROUP_WORDS:
+                break
+            group.append(bands[k])
+            total += size
+            k += 1
+        flat = bernoulli_words(total, numerator, source)
+        off = 0
+        for r0, r1, w0 in group:
+            size = (r1 - r0) * (nw - w0)
+            words[r0:r1, w0:] = flat[off : off + size].reshape(r1 - r0, nw - w0)
+            off += size
+    i = np.arange(n)
+    iw = i >> 6
+    ib = (i & 63).astype(np.uint64)
+    if directed:  # clear the diagonal bit
+        words[i, iw] &= ~np.left_shift(_ONE, ib)
+    else:  # in the word holding column i, keep only columns j > i
+        words[i, iw] &= ~(np.left_shift(np.uint64(2), ib) - _ONE)
+    tail = n & 63
+    if tail:
+        words[:, nw - 1] &= np.uint64((1 << tail) - 1)
+    return words
+
+
+def xor_edges(words: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+    """XOR bit (rows[k], cols[k]) of the packed matrix for every k, in place.
+
+    The positions must be distinct (a simple graph's edges).
+    """
+    if rows.size == 0:
+        return
+    nw = words.shape[1]
+    flat = rows.astype(np.int64) * nw + (cols >> 6)
+    bit = np.left_shift(_ONE, (cols & 63).astype(np.uint64))
+    order = np.argsort(flat, kind="stable")
+    flat, bit = flat[order], bit[order]
+    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
+    # distinct bits of one word: OR == sum, and reduceat over sorted runs is vectorized
+    merged = np.bitwise_or.reduceat(bit, starts)
+    view = words.reshape(-1)
+    view[flat[starts]] ^= merged
 
 
 def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource) -> PackedAdjacency:
     """Flip every vertex pair of ``enc`` independently with probability rr.move_probability.
 
-    Each row block draws exactly the words it needs (for an undirected graph,
-    from the word holding pair (i, i+1) on), samples them with the bit-sliced
-    dyadic sampler, clears the bits that are not rows of the database (the
-    diagonal, the lower triangle, the padding past n) and XORs in the true
-    edges.  Memory: the packed matrix (n^2 / 8 bytes) plus one block.
+    Parameters
+    ----------
+    enc : EncodedGraph
+        The validated input (edge endpoints as node positions).
+    rr : RRProbabilities
+        Certified K = 2 probabilities; pairs flip with ``rr.move_numerator / 2^64``.
+    source : RandomSource
+        Where every random bit comes from.
+
+    Returns
+    -------
+    PackedAdjacency
+
+    Raises
+    ------
+    MemoryError
+        Before allocating, if the packed matrix cannot fit in available memory
+        (the message gives the size needed).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from dpgraph.graph.encoding import encode_graph
+    >>> from dpgraph.core.probabilities import rr_probabilities
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> adj = release_packed(encode_graph(nx.path_graph(100)), rr_probabilities(5.0), SeededRandom(0))
+    >>> adj.n, adj.nbytes
+    (100, 1600)
     """
     n, directed = enc.n, enc.directed
     nw = words_per_row(n)
-    check_fits(n * nw * 8, f"a packed release of {n} nodes")
-    words = np.zeros((n, nw), dtype=np.uint64)
-    col_word = np.arange(nw)
-    tail_bits = n % 64
-    one = np.uint64(1)
-    for i0 in range(0, n, _BLOCK_ROWS):
-        i = np.arange(i0, min(n, i0 + _BLOCK_ROWS))
-        if directed:
-            need = np.ones((i.size, nw), dtype=bool)
-        else:
-            need = col_word[None, :] >= ((i + 1) >> 6)[:, None]
-        block = np.zeros((i.size, nw), dtype=np.uint64)
-        block[need] = bernoulli_words(int(need.sum()), rr.move_numerator, source)
-        r = np.arange(i.size)
-        if directed:  # clear the diagonal bit
-            block[r, i >> 6] &= ~np.left_shift(one, (i & 63).astype(np.uint64))
-        else:  # keep only bits j > i in the word holding j = i + 1
-            w0, b = (i + 1) >> 6, ((i + 1) & 63).astype(np.uint64)
-            ok = w0 < nw
-            block[r[ok], w0[ok]] &= ~(np.left_shift(one, b[ok]) - one)
-        if tail_bits:
-            block[:, nw - 1] &= np.uint64((1 << tail_bits) - 1)
-        words[i0 : i0 + i.size] = block
-    flat = enc.rows * nw + (enc.cols >> 6)
-    np.bitwise_xor.at(words.reshape(-1), flat, np.left_shift(one, (enc.cols & 63).astype(np.uint64)))
+    # the matrix plus one group of sampled words and the sampler's scratch
+    check_fits(n * nw * 8 + 12 * 8 * _GROUP_WORDS, f"a packed release of {n} nodes")
+    words = sample_packed_flips(n, directed, rr.move_numerator, source)
+    xor_edges(words, enc.rows, enc.cols)
     return PackedAdjacency(words, n, directed)

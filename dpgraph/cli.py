@@ -1,0 +1,58 @@
+"""The ``dpgraph`` command line.
+
+    dpgraph demo                                  release a graph, answer cut queries, plot
+    dpgraph release EDGELIST --epsilon E -o FILE  release an edge list to a .dpg file
+    dpgraph cut FILE --S ... --T ...              answer a cut query from a release
+    dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
+
+Each command module registers its own sub-commands; this file only wires them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+__all__ = ["build_parser", "main"]
+
+#: modules of dpgraph.experiments that add ``dpgraph experiment NAME`` commands
+EXPERIMENT_MODULES = ("facebook_cuts", "ratings")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``dpgraph`` command.
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["experiment", "facebook-cuts", "--out", "x"]).experiment
+    'facebook-cuts'
+    """
+    from . import __version__, commands
+
+    ap = argparse.ArgumentParser(
+        prog="dpgraph", description="Differentially private graph release (mechanism E)."
+    )
+    ap.add_argument("--version", action="version", version=f"dpgraph {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.register_commands(sub)
+    exp = sub.add_parser(
+        "experiment", help="run one of the paper's experiments or the peer benchmark"
+    ).add_subparsers(dest="experiment", required=True, metavar="NAME")
+    for name in EXPERIMENT_MODULES:
+        importlib.import_module(f"dpgraph.experiments.{name}").register(exp)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (2 for bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, TypeError, MemoryError, FileNotFoundError) as exc:
+        print(f"dpgraph: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,584 @@
+"""Sparse releases: randomized response then subsampling, in O(m + output).
+
+A dense release flips every one of the N vertex pairs with probability p', so
+it has about p' N edges: 27% of all pairs at eps = 1, far too many to store
+for a large network.  A *sparse* release keeps each released edge with
+probability s.  That is post-processing of the dense release, so the privacy
+guarantee is the dense one, and a pair ends up in the output with
+
+    P(1 | edge)     = alpha = s (1 - p'),
+    P(1 | non-edge) = beta  = s p'.
+
+The estimators use the binary channel (alpha, beta) of the core
+(:meth:`dpgraph.core.Channel.binary`), computed from exact fractions.
+
+Exactness
+---------
+s is rounded to a dyadic k / 2^64 and p' = M / 2^64 is the certified flip
+probability, so alpha = k (2^64 - M) / 2^128 and beta = k M / 2^128 are exact
+dyadic rationals.  True edges (there are m of them) are sampled directly: kept
+iff a uniform word u1 >= M (not flipped) and a second word u2 < k (kept), which
+has probability exactly alpha.
+
+Non-edges are never enumerated.  The released non-edges are a Bernoulli(beta)
+subset of the pair space minus the true edges; we sample a Bernoulli(beta)
+subset of the *whole* pair space by geometric gaps between successes and drop
+the candidates that fall on a true edge (pairs are independent, so this is
+exactly the Bernoulli(beta) process on non-edges).  A gap G ~ Geometric(beta)
+(failures before a success) is drawn exactly as G = L D + R with L = 2^l <= 1/beta
+(the decomposition of Bringmann and Friedrich, ICALP 2013): D counts the
+successes of Bernoulli((1 - beta)^L) trials before the first failure, and R is
+uniform on 0..L-1 (the top l bits of a word) accepted with probability
+(1 - beta)^R.  Every one of those Bernoulli((1 - beta)^x) trials compares a
+uniform 64-bit word with (1 - beta)^x evaluated in floating point *with a
+certified margin*: when the word is within a relative 2^-30 of the threshold
+(about 10^7 times the worst error of libm's ``exp``/``log1p``) the trial is
+decided exactly by :func:`_exact_power_less`, which extends the uniform with
+further words and evaluates (1 - beta)^x with ``decimal`` at growing precision
+and rigorous error bounds.  So every sampled pair is in the output with
+probability exactly alpha or beta, with no floating-point approximation,
+assuming only that libm's ``exp`` and ``log1p`` are accurate to far better
+than 2^-30 (they are accurate to about 1 ulp = 2^-52).  All randomness comes
+from the core :class:`~dpgraph.core.RandomSource` words.
+
+Pair index
+----------
+The pair space is numbered row-major: undirected pair (i, j), i < j, has index
+i (2n - i - 1) / 2 + (j - i - 1); directed pair (i, j), i != j, has index
+i (n - 1) + j - [j > i].  :func:`pair_from_index` inverts it arithmetically,
+so positions are mapped to (i, j) without materializing the pair space.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Context, Decimal
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import Iterator
+
+import numpy as np
+
+from ..core.estimators import Channel
+from ..core.probabilities import RRProbabilities
+from ..core.randomness import RandomSource
+from .encoding import EncodedGraph
+
+__all__ = [
+    "SparseAdjacency",
+    "SubsampledProbabilities",
+    "subsampled_probabilities",
+    "pair_count",
+    "pair_index",
+    "pair_from_index",
+    "bernoulli_positions",
+    "release_sparse",
+]
+
+_TWO64 = 1 << 64
+_TWO128 = 1 << 128
+#: Relative margin around a floating-point threshold inside which a trial is
+#: decided in exact arithmetic instead (tests raise it to exercise that path).
+_MARGIN = 2.0**-30
+_BATCH = 1 << 21  # gaps drawn per batch: bounds the working memory of the sampler
+
+
+# ---------------------------------------------------------------------------
+# exact probabilities of the subsampled channel
+# ---------------------------------------------------------------------------
+class SubsampledProbabilities:
+    """Exact probabilities of randomized response followed by keeping with probability s.
+
+    Parameters
+    ----------
+    rr : RRProbabilities
+        The certified flip probability p' = M / 2^64 (K = 2).
+    keep_numerator : int
+        k in 1..2^64: the keep probability is s = k / 2^64.
+
+    Attributes
+    ----------
+    alpha, beta : Fraction
+        P(1 | edge) = s (1 - p') and P(1 | non-edge) = s p', exactly.
+    keep_fraction : Fraction
+        s = k / 2^64.
+    """
+
+    def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
+        if rr.K != 2:
+            raise ValueError("subsampled releases need binary randomized response (K = 2)")
+        if not 1 <= int(keep_numerator) <= _TWO64:
+            raise ValueError("keep_numerator must lie in 1..2^64")
+        self.rr = rr
+        self.keep_numerator = int(keep_numerator)
+        self.flip_numerator = int(rr.move_numerator)
+
+    @property
+    def keep_fraction(self) -> Fraction:
+        return Fraction(self.keep_numerator, _TWO64)
+
+    @property
+    def keep(self) -> float:
+        return float(self.keep_fraction)
+
+    @property
+    def alpha(self) -> Fraction:
+        return Fraction(self.keep_numerator * (_TWO64 - self.flip_numerator), _TWO128)
+
+    @property
+    def beta(self) -> Fraction:
+        return Fraction(self.keep_numerator * self.flip_numerator, _TWO128)
+
+    @property
+    def channel(self) -> Channel:
+        """The binary channel (alpha, beta) the estimators use."""
+        return Channel.binary(self.alpha, self.beta)
+
+    def __repr__(self) -> str:
+        return (
+            f"SubsampledProbabilities(epsilon={self.rr.epsilon!r}, keep={self.keep:.6g}, "
+            f"alpha={float(self.alpha):.6g}, beta={float(self.beta):.6g})"
+        )
+
+
+def pair_count(n: int, directed: bool) -> int:
+    """Number of vertex pairs: n(n-1)/2, or n(n-1) ordered pairs if directed.
+
+    Examples
+    --------
+    >>> pair_count(4, False), pair_count(4, True)
+    (6, 12)
+    """
+    n = int(n)
+    return n * (n - 1) if directed else n * (n - 1) // 2
+
+
+def subsampled_probabilities(
+    rr: RRProbabilities,
+    n: int,
+    directed: bool,
+    keep: Real | None = None,
+    target_edges: Integral | None = None,
+) -> SubsampledProbabilities:
+    """Turn ``keep=`` or ``target_edges=`` into exact subsampling probabilities.
+
+    ``target_edges`` picks s = target_edges / (p' N) from public quantities only
+    (n, epsilon), never from the input graph, so the choice itself leaks
+    nothing; the expected output is then target_edges + s m (1 - 2p') for a
+    graph with m edges, i.e. target_edges for a sparse graph.
+
+    Parameters
+    ----------
+    rr : RRProbabilities
+    n : int
+    directed : bool
+    keep : float, optional
+        s in (0, 1], rounded to the nearest multiple of 2^-64.
+    target_edges : int, optional
+        Wanted expected number of released non-edge pairs, at most p' N.
+
+    Returns
+    -------
+    SubsampledProbabilities
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 100, False, keep=0.5)
+    >>> sp.keep, float(sp.alpha + sp.beta)
+    (0.5, 0.5)
+    """
+    if keep is not None and target_edges is not None:
+        raise ValueError("pass either keep= or target_edges=, not both")
+    if target_edges is not None:
+        if isinstance(target_edges, (bool, np.bool_)) or not isinstance(target_edges, Integral):
+            raise TypeError(
+                f"target_edges must be an integer number of edges, got {type(target_edges).__name__}"
+            )
+        target = int(target_edges)
+        dense = Fraction(rr.move_numerator, _TWO64) * pair_count(n, directed)
+        if target < 1:
+            raise ValueError(f"target_edges must be >= 1, got {target}")
+        if target > dense:
+            raise ValueError(
+                f"target_edges={target} is larger than the dense release would give "
+                f"(p' N = {float(dense):.6g} edges for {n} nodes at epsilon={rr.epsilon:g}); "
+                "pass at most that, or omit target_edges for the full release"
+            )
+        s = Fraction(target) / dense
+    else:
+        if isinstance(keep, (bool, np.bool_)) or not isinstance(keep, Real):
+            raise TypeError(f"keep must be a real number in (0, 1], got {type(keep).__name__}")
+        if not (math.isfinite(float(keep)) and 0 < float(keep) <= 1):
+            raise ValueError(f"keep must lie in (0, 1], got {float(keep)!r}; e.g. keep=0.01")
+        s = Fraction(keep)
+    k = round(s * _TWO64)
+    if k < 1:
+        raise ValueError(
+            "keep is below 2^-64, the resolution of the sampler; the release would be empty"
+        )
+    return SubsampledProbabilities(rr, min(k, _TWO64))
+
+
+# ---------------------------------------------------------------------------
+# the pair space, numbered without materializing it
+# ---------------------------------------------------------------------------
+def _row_offset(i: np.ndarray, n: int) -> np.ndarray:
+    return i * (2 * n - i - 1) // 2
+
+
+def pair_index(rows: np.ndarray, cols: np.ndarray, n: int, directed: bool) -> np.ndarray:
+    """Row-major linear index of pairs (i, j) (i < j if undirected).
+
+    Examples
+    --------
+    >>> pair_index(np.array([0, 0, 1]), np.array([1, 2, 2]), 3, False).tolist()
+    [0, 1, 2]
+    """
+    i = np.asarray(rows, dtype=np.int64)
+    j = np.asarray(cols, dtype=np.int64)
+    if directed:
+        return i * (n - 1) + j - (j > i)
+    return _row_offset(i, n) + (j - i - 1)
+
+
+def pair_from_index(k: np.ndarray, n: int, directed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Invert :func:`pair_index`: (rows, cols) of linear pair indices.
+
+    Examples
+    --------
+    >>> r, c = pair_from_index(np.arange(6), 4, False)
+    >>> list(zip(r.tolist(), c.tolist()))
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    """
+    k = np.asarray(k, dtype=np.int64)
+    if directed:
+        i = k // (n - 1)
+        j = k - i * (n - 1)
+        return i, j + (j >= i)
+    b = 2.0 * n - 1.0
+    i = np.floor((b - np.sqrt(np.maximum(b * b - 8.0 * k.astype(np.float64), 0.0))) / 2.0)
+    i = np.clip(i.astype(np.int64), 0, n - 2)
+    for _ in range(64):  # float error is a few units at most; fix it exactly
+        low = _row_offset(i, n) > k
+        high = _row_offset(i + 1, n) <= k
+        if not (low.any() or high.any()):
+            break
+        i = i - low + high
+    return i, k - _row_offset(i, n) + i + 1
+
+
+# ---------------------------------------------------------------------------
+# exact Bernoulli((1 - beta)^x) trials and geometric gaps
+# ---------------------------------------------------------------------------
+def _exact_power_less(u: int, x: int, beta: Fraction, source: RandomSource) -> bool:
+    """Decide U < (1 - beta)^x exactly, U = (u + V) / 2^64, V uniform, drawn lazily.
+
+    (1 - beta)^x is evaluated with ``decimal`` (correctly rounded ln, exp) at
+    growing precision with a rigorous error bound; U is refined by further
+    64-bit words until the two intervals separate.
+    """
+    num, bits, prec = int(u), 64, 40
+    base_num = beta.denominator - beta.numerator
+    while True:
+        digits = prec + len(str(int(x))) + 10
+        ctx = Context(prec=digits)
+        unit = Fraction(1, 10 ** (digits - 1))  # >= the relative rounding error of one op
+        base = ctx.divide(Decimal(base_num), Decimal(beta.denominator))
+        y = ctx.multiply(ctx.ln(base), Decimal(int(x)))
+        t = Fraction(ctx.exp(y))
+        # |y - x ln(1-beta)| <= (x + 2|y| + 2) unit; exp adds one more unit
+        rel = 2 * ((int(x) + 2 * abs(Fraction(y)) + 3) * unit)
+        t_lo, t_hi = t * (1 - rel), t * (1 + rel)
+        u_lo, u_hi = Fraction(num, 1 << bits), Fraction(num + 1, 1 << bits)
+        if u_hi <= t_lo:
+            return True
+        if u_lo >= t_hi:
+            return False
+        num = (num << 64) | int(source.uint64(1)[0])
+        bits += 64
+        prec += 20
+
+
+def _bernoulli_power(x: np.ndarray, beta: Fraction, log1m_beta: float,
+                     source: RandomSource) -> np.ndarray:
+    """Independent Bernoulli((1 - beta)^x) trials, one per entry of x, exactly."""
+    u = source.uint64(x.size)
+    xf = x.astype(np.float64)
+    t = np.exp(xf * log1m_beta)
+    uf = u.astype(np.float64) * 2.0**-64  # within a relative 2^-53 of u / 2^64
+    accept = uf * (1 + 2.0**-50) + 2.0**-63 < t * (1 - _MARGIN)
+    reject = uf * (1 - 2.0**-50) >= t * (1 + _MARGIN)
+    accept |= x == 0
+    undecided = np.flatnonzero(~(accept | reject))
+    for idx in undecided.tolist():  # probability about 2^-29 per trial
+        accept[idx] = _exact_power_less(int(u[idx]), int(x[idx]), beta, source)
+    return accept
+
+
+def _geometric(count: int, beta: Fraction, limit: int, source: RandomSource) -> np.ndarray:
+    """``count`` exact Geometric(beta) draws (failures before a success), capped at ``limit``.
+
+    G = L D + R with L = 2^l <= 1/beta, D ~ Geometric(1 - (1-beta)^L) and R on
+    0..L-1 with P(R = r) proportional to (1-beta)^r, sampled by rejection from
+    uniform proposals.  Values >= ``limit`` are returned as ``limit`` (they
+    fall past the end of the pair space anyway).
+    """
+    ell = (beta.denominator // beta.numerator).bit_length() - 1  # 2^ell <= 1/beta
+    ell = max(1, min(ell, 62))
+    L = 1 << ell
+    log1m = math.log1p(-float(beta))
+    D = np.zeros(count, dtype=np.int64)
+    alive = np.arange(count)
+    d_cap = limit // L + 1
+    xL = np.array([L], dtype=np.int64)
+    while alive.size:
+        ok = _bernoulli_power(np.broadcast_to(xL, alive.shape), beta, log1m, source)
+        alive = alive[ok]
+        D[alive] += 1
+        alive = alive[D[alive] < d_cap]  # already past the end: stop counting
+    R = np.empty(count, dtype=np.int64)
+    pending = np.arange(count)
+    while pending.size:
+        r = (source.uint64(pending.size) >> np.uint64(64 - ell)).astype(np.int64)
+        ok = _bernoulli_power(r, beta, log1m, source)
+        R[pending[ok]] = r[ok]
+        pending = pending[~ok]
+    # D <= d_cap, so D L + R <= limit + 2L < 2^63 for limit < 2^61
+    return np.minimum(D * L + R, limit)
+
+
+def bernoulli_positions(N: int, beta: Fraction, source: RandomSource,
+                        batch: int = _BATCH) -> Iterator[np.ndarray]:
+    """Yield the sorted positions of a Bernoulli(beta) subset of 0..N-1, batch by batch.
+
+    Each position is in the subset independently with probability exactly
+    ``beta``; time and memory are proportional to the subset (plus one batch).
+
+    Examples
+    --------
+    >>> from dpgraph.core import SeededRandom
+    >>> pos = np.concatenate(list(bernoulli_positions(10_000, Fraction(1, 10), SeededRandom(0))))
+    >>> bool(np.all(np.diff(pos) > 0)), 800 < pos.size < 1200
+    (True, True)
+    """
+    N = int(N)
+    beta = Fraction(beta)
+    if not 0 < beta < 1:
+        raise ValueError("beta must lie in (0, 1)")
+    pos = -1
+    while True:
+        remaining = N - 1 - pos
+        expected = float(remaining * beta)
+        size = int(min(batch, max(64.0, expected * 1.01 + 6 * math.sqrt(expected) + 64)))
+        gaps = _geometric(size, beta, remaining + 1, source) + 1
+        # find where the running sum passes the end without risking overflow
+        stop = int(np.searchsorted(np.cumsum(gaps, dtype=np.float64), 2.0 * (remaining + 1)))
+        p = pos + np.cumsum(gaps[: stop + 1])
+        inside = p[p < N]
+        if inside.size:
+            yield inside
+        if inside.size < p.size:
+            return
+        pos = int(p[-1])
+
+
+# ---------------------------------------------------------------------------
+# the sparse release
+# ---------------------------------------------------------------------------
+def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
+                   source: RandomSource) -> "SparseAdjacency":
+    """Sample the subsampled release of ``enc`` in O(m + output) time and memory.
+
+    True edges first (two words each: not flipped, kept), then the candidate
+    non-edges in pair order from :func:`bernoulli_positions`, dropping those that
+    fall on a true edge.  The stream consumed depends only on n, the edge
+    count and the random words, so a keyed source gives a reproducible release.
+
+    Parameters
+    ----------
+    enc : EncodedGraph
+    probs : SubsampledProbabilities
+    source : RandomSource
+
+    Returns
+    -------
+    SparseAdjacency
+    """
+    n, directed = enc.n, enc.directed
+    N = pair_count(n, directed)
+    edges = np.sort(pair_index(enc.rows, enc.cols, n, directed))
+    m = edges.size
+    u1 = source.uint64(m)
+    kept = u1 >= np.uint64(probs.flip_numerator)
+    if probs.keep_numerator < _TWO64:
+        kept &= source.uint64(m) < np.uint64(probs.keep_numerator)
+    kept_edges = edges[kept]
+    del u1, kept
+    counts = np.zeros(n, dtype=np.int64)
+    col_dtype = np.int32 if n < 2**31 else np.int64
+    col_parts: list[np.ndarray] = []
+    lo = 0  # first pair index not yet emitted
+    stream = bernoulli_positions(N, probs.beta, source) if probs.beta > 0 else iter(())
+    for cand in stream:
+        hi = int(cand[-1]) + 1
+        if m:
+            at = np.searchsorted(edges, cand)
+            on_edge = edges[np.minimum(at, m - 1)] == cand
+            cand = cand[~on_edge]
+        a, b = np.searchsorted(kept_edges, [lo, hi])
+        if b > a:  # merge the kept true edges of this range, in order, in O(batch)
+            ke = kept_edges[a:b]
+            cand = np.insert(cand, np.searchsorted(cand, ke), ke)
+        _emit(cand, n, directed, counts, col_parts, col_dtype)
+        lo = hi
+    a = np.searchsorted(kept_edges, lo)
+    if a < kept_edges.size:
+        _emit(kept_edges[a:], n, directed, counts, col_parts, col_dtype)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate(col_parts) if col_parts else np.zeros(0, dtype=col_dtype)
+    adjacency = SparseAdjacency(indptr, indices, n, directed)
+    adjacency.keep_numerator = probs.keep_numerator
+    return adjacency
+
+
+def _emit(positions: np.ndarray, n: int, directed: bool, counts: np.ndarray,
+          col_parts: list, col_dtype: type) -> None:
+    if positions.size == 0:
+        return
+    r, c = pair_from_index(positions, n, directed)
+    counts += np.bincount(r, minlength=n)
+    col_parts.append(c.astype(col_dtype))
+
+
+class SparseAdjacency:
+    """Released adjacency in CSR form: row i lists the stored pairs (i, j).
+
+    An undirected release stores each pair once, in the row of its smaller
+    end (j > i), exactly like :class:`~dpgraph.graph.packed.PackedAdjacency`;
+    a directed one stores every ordered pair.  Memory is 8 (n + 1) bytes plus
+    4 bytes a released edge (8 if n >= 2^31).
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray of int64, shape (n + 1,)
+    indices : numpy.ndarray of int32 or int64
+        Column of every stored pair, sorted within each row.
+    n : int
+    directed : bool
+
+    Examples
+    --------
+    >>> A = SparseAdjacency.from_pairs(np.array([0, 0, 2]), np.array([1, 3, 3]), 4, False)
+    >>> A.number_of_edges(), A.cut_count(np.array([0]), np.array([1, 3]))
+    (3, 2)
+    >>> A.degrees().tolist()
+    [2, 1, 1, 2]
+    """
+
+    #: payload kind of the dpgraph file format (see :mod:`dpgraph.graph.sparse_io`)
+    file_kind = "sparse"
+    #: k of the keep probability k / 2^64 of the release that produced it (2^64: no subsampling)
+    keep_numerator: int = 1 << 64
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, n: int, directed: bool) -> None:
+        indptr = np.asarray(indptr)
+        indices = np.asarray(indices)
+        if indptr.shape != (int(n) + 1,) or indptr.dtype != np.int64:
+            raise ValueError("indptr must be an int64 array of length n + 1")
+        if indices.ndim != 1 or indices.dtype not in (np.int32, np.int64):
+            raise ValueError("indices must be a 1-d int32 or int64 array")
+        if indptr[0] != 0 or indptr[-1] != indices.size:
+            raise ValueError("indptr must start at 0 and end at len(indices)")
+        self.indptr = indptr
+        self.indices = indices
+        self.n = int(n)
+        self.directed = bool(directed)
+
+    @classmethod
+    def from_pairs(cls, rows: np.ndarray, cols: np.ndarray, n: int,
+                   directed: bool) -> "SparseAdjacency":
+        """Build from stored pairs (undirected: rows < cols), in any order, no duplicates."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        order = np.argsort(pair_index(rows, cols, n, directed), kind="stable")
+        indptr = np.zeros(int(n) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        dtype = np.int32 if n < 2**31 else np.int64
+        return cls(indptr, cols[order].astype(dtype), n, directed)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.indptr.nbytes + self.indices.nbytes)
+
+    def number_of_edges(self) -> int:
+        """Released edges (each unordered pair once)."""
+        return int(self.indices.size)
+
+    def _row_lengths(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        """Concatenated columns of the given rows."""
+        starts = self.indptr[rows]
+        lens = self.indptr[rows + 1] - starts
+        total = int(lens.sum())
+        if total == 0:
+            return self.indices[:0]
+        shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+        return self.indices[shift + np.arange(total)]
+
+    def _mask(self, positions: np.ndarray) -> np.ndarray:
+        m = np.zeros(self.n, dtype=bool)
+        m[positions] = True
+        return m
+
+    def _rows_into(self, rows: np.ndarray, col_mask: np.ndarray) -> int:
+        """Stored pairs (i, j) with i in rows and col_mask[j]."""
+        total = int((self.indptr[rows + 1] - self.indptr[rows]).sum())
+        if total * 4 < self.indices.size:  # few rows: gather them
+            return int(np.count_nonzero(col_mask[self._gather(rows)]))
+        row_flag = np.repeat(self._mask(rows), self._row_lengths())
+        return int(np.count_nonzero(row_flag & col_mask[self.indices]))
+
+    def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
+        """Released edges between disjoint position sets s and t (s -> t if directed)."""
+        observed = self._rows_into(s, self._mask(t))
+        if not self.directed:
+            observed += self._rows_into(t, self._mask(s))
+        return observed
+
+    def within_count(self, s: np.ndarray) -> int:
+        """Released edges with both ends in s (ordered pairs if directed)."""
+        return self._rows_into(s, self._mask(s))
+
+    def degrees(self) -> np.ndarray:
+        """Released degree of every node (out-degree if directed)."""
+        deg = self._row_lengths().astype(np.int64)
+        if not self.directed:
+            deg += np.bincount(self.indices, minlength=self.n)
+        return deg
+
+    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (rows, cols) of every stored pair, row-major."""
+        rows = np.repeat(np.arange(self.n, dtype=np.int64), self._row_lengths())
+        return rows, self.indices.astype(np.int64)
+
+    def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield (first row, bool block of shape (rows, n)) of the stored pairs.
+
+        Dense blocks cost ``block * n`` bytes each; prefer :meth:`edge_array`
+        for large sparse releases.
+        """
+        for i0 in range(0, self.n, block):
+            i1 = min(self.n, i0 + block)
+            out = np.zeros((i1 - i0, self.n), dtype=bool)
+            a, b = self.indptr[i0], self.indptr[i1]
+            r = np.repeat(np.arange(i1 - i0), self._row_lengths()[i0:i1])
+            out[r, self.indices[a:b]] = True
+            yield i0, out
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"SparseAdjacency({kind}, n={self.n}, stored_pairs={self.number_of_edges()})"

@@ -1,0 +1,312 @@
+"""Blockwise releases: Dask (LocalCluster) + Zarr equal the in-memory release bit for bit."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import networkx as nx
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpgraph
+from dpgraph.core import SecureRandom
+from dpgraph.graph import blockwise as bw
+from dpgraph.graph.blockwise import (
+    edge_input_from_graph,
+    open_blockwise,
+    read_edge_list,
+    release_blockwise,
+    release_tiled,
+)
+
+pytest.importorskip("zarr")
+distributed = pytest.importorskip("distributed")
+
+KEY = bytes(range(32))
+P_MIN = 1e-4
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture
+def registry(tmp_path):
+    return tmp_path / "keys.json"
+
+
+def _graph(n=203, p=0.04, seed=1, directed=False):
+    return nx.gnp_random_graph(n, p, seed=seed, directed=directed)
+
+
+# ---- bit for bit ------------------------------------------------------------------
+def test_single_tile_equals_dpgraph_release():
+    G = _graph()
+    R = release_tiled(edge_input_from_graph(G), 1.0, KEY, tile=(1024, 1024))
+    D = dpgraph.release(G, 1.0, seed=SecureRandom(key=KEY).substream(0, 0))
+    assert np.array_equal(R._adj.words, D._adj.words)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("tile", [(64, 64), (128, 192)])
+def test_cluster_release_equals_in_memory(client, tmp_path, registry, directed, tile):
+    G = _graph(directed=directed)
+    e = edge_input_from_graph(G, directed=directed)
+    ref = release_tiled(e, 1.5, KEY, tile=tile)
+    B = release_blockwise(e, 1.5, tmp_path / "r.zarr", directed=directed, key=KEY, tile=tile,
+                          client=client, registry=registry)
+    assert np.array_equal(B._adj.words(), ref._adj.words)
+    # and again on Dask's single-threaded scheduler: worker count and order do not matter
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        C = release_blockwise(e, 1.5, tmp_path / "s.zarr", directed=directed, key=KEY,
+                              tile=tile, registry=registry)
+    assert np.array_equal(C._adj.words(), ref._adj.words)
+    # the diagonal and (undirected) lower triangle are empty, the padding too
+    bits = np.unpackbits(ref._adj.words.view(np.uint8), axis=1, bitorder="little")
+    n = G.number_of_nodes()
+    assert not bits[:, n:].any()
+    assert not np.diagonal(bits[:, :n]).any()
+    if not directed:
+        assert not np.tril(bits[:, :n]).any()
+
+
+def test_queries_match_in_memory(client, tmp_path, registry):
+    G = _graph(n=300)
+    e = edge_input_from_graph(G)
+    ref = release_tiled(e, 1.0, KEY, tile=(64, 128))
+    B = release_blockwise(e, 1.0, tmp_path / "q.zarr", key=KEY, tile=(64, 128), client=client,
+                          registry=registry)
+    assert B.number_of_edges() == ref.number_of_edges()
+    assert np.array_equal(B.released_degrees(), ref._adj.degrees())
+    rng = np.random.default_rng(3)
+    pairs = []
+    for _ in range(7):
+        p = rng.permutation(300)
+        pairs.append((p[:150], p[150:]))
+    pairs.append(([0, 5], [7]))
+    a, b = B.cuts(pairs), ref.cuts(pairs)
+    assert np.array_equal(a.value, b.value) and np.array_equal(a.std, b.std)
+    assert B.cut([0, 5], [7]).value == ref.cut([0, 5], [7]).value
+    assert B.edges_within(range(120)).value == ref.edges_within(range(120)).value
+    assert "release_id" in repr(B)
+
+
+def test_cut_estimates_unbiased_across_keys():
+    """50 keyed releases: z-scores with the exact std have mean 0 (4 standard errors)."""
+    G = _graph(n=130, p=0.1)
+    e = edge_input_from_graph(G)
+    S, T = list(range(60)), list(range(60, 130))
+    truth = nx.cut_size(G, S, T)
+    z = []
+    for k in range(50):
+        R = release_tiled(e, 1.0, bytes([k]) * 16, tile=(64, 64))
+        est = R.cut(S, T)
+        z.append((est.value - truth) / est.std)
+    z = np.array(z)
+    assert abs(z.mean()) < 4 / np.sqrt(z.size)
+    stat = z.var(ddof=1) * (z.size - 1)
+    assert stats.chi2.sf(stat, z.size - 1) > P_MIN / 2 and stats.chi2.cdf(stat, z.size - 1) > P_MIN / 2
+
+
+# ---- edge-list input ----------------------------------------------------------------
+def test_edge_list_streaming_matches_graph(tmp_path, registry):
+    G = _graph(n=150)
+    path = tmp_path / "g.txt"
+    lines = ["# a comment", "% not this one"][:1]
+    for u, v in G.edges():
+        lines.append(f"{v} {u} 1.0")  # reversed, with a weight column
+    lines += [f"{u} {v}" for u, v in list(G.edges())[:10]]  # duplicates
+    path.write_text("\n".join(lines) + "\n")
+    e_file = read_edge_list(path, nodes=150, chunk_bytes=1024)
+    e_graph = edge_input_from_graph(G)
+    assert np.array_equal(e_file.keys, e_graph.keys)
+    B = release_blockwise(str(path), 1.0, tmp_path / "f.zarr", nodes=150, key=KEY,
+                          tile=(64, 64), registry=registry)
+    assert np.array_equal(B._adj.words(), release_tiled(e_graph, 1.0, KEY, (64, 64))._adj.words)
+
+
+def test_edge_list_with_labels(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("10 30\n30 20\n")
+    e = read_edge_list(path, nodes=[30, 10, 20, 40])
+    assert list(e.index.nodes) == [10, 20, 30, 40]
+    assert e.keys.tolist() == [0 * 4 + 2, 1 * 4 + 2]
+
+
+def test_edge_list_errors(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("0 1\n1 9\n")
+    with pytest.raises(ValueError, match="not in nodes"):
+        read_edge_list(path, nodes=5)
+    path.write_text("0 1\n3 3\n")
+    with pytest.raises(ValueError, match="self-loop"):
+        read_edge_list(path, nodes=5)
+    path.write_text("0 x\n")
+    with pytest.raises(ValueError, match="two integer"):
+        read_edge_list(path, nodes=5)
+    with pytest.raises(FileNotFoundError):
+        read_edge_list(tmp_path / "missing.txt", nodes=5)
+    with pytest.raises(TypeError, match="nodes"):
+        read_edge_list(path, nodes=None)
+    with pytest.raises(ValueError, match="nodes is required"):
+        release_blockwise(str(path), 1.0, tmp_path / "x.zarr", key=KEY)
+
+
+def test_error_messages_do_not_echo_edges(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("12345 67890\n")
+    with pytest.raises(ValueError) as info:
+        read_edge_list(path, nodes=5)
+    assert "12345" not in str(info.value) and "67890" not in str(info.value)
+
+
+# ---- the store ------------------------------------------------------------------------
+def _make(tmp_path, registry, name="r.zarr", G=None, key=KEY):
+    e = edge_input_from_graph(G if G is not None else _graph(n=100))
+    return release_blockwise(e, 1.0, tmp_path / name, key=key, tile=(64, 64), registry=registry)
+
+
+def test_missing_store(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no dpgraph blockwise release"):
+        open_blockwise(tmp_path / "nothing.zarr")
+
+
+def test_foreign_store(tmp_path):
+    import zarr
+
+    zarr.open_group(str(tmp_path / "other.zarr"), mode="w").attrs.update({"hello": 1})
+    with pytest.raises(ValueError, match="not a dpgraph blockwise"):
+        open_blockwise(tmp_path / "other.zarr")
+
+
+def test_version_mismatch_and_other_release(tmp_path, registry):
+    import zarr
+
+    B = _make(tmp_path, registry)
+    assert open_blockwise(tmp_path / "r.zarr", release_id=B.release_id).release_id == B.release_id
+    with pytest.raises(ValueError, match="another release"):
+        open_blockwise(tmp_path / "r.zarr", release_id="0" * 32)
+    g = zarr.open_group(str(tmp_path / "r.zarr"), mode="r+")
+    g.attrs.update({"format_version": bw.FORMAT_VERSION + 1})
+    with pytest.raises(ValueError, match="format version"):
+        open_blockwise(tmp_path / "r.zarr")
+    g.attrs.update({"format_version": bw.FORMAT_VERSION, "complete": False})
+    with pytest.raises(ValueError, match="incomplete"):
+        open_blockwise(tmp_path / "r.zarr")
+    g.attrs.update({"complete": True, "flip_numerator": "1"})
+    with pytest.raises(ValueError, match="certify"):
+        open_blockwise(tmp_path / "r.zarr")
+
+
+def test_existing_store_needs_overwrite(tmp_path, registry):
+    _make(tmp_path, registry)
+    with pytest.raises(ValueError, match="overwrite=True"):
+        _make(tmp_path, registry)
+    e = edge_input_from_graph(_graph(n=100))
+    again = release_blockwise(e, 1.0, tmp_path / "r.zarr", key=KEY, tile=(64, 64),
+                              registry=registry, overwrite=True)
+    assert again.number_of_nodes() == 100
+
+
+def test_key_reused_across_inputs_is_refused(tmp_path, registry):
+    _make(tmp_path, registry, "a.zarr", G=_graph(n=100, seed=1))
+    with pytest.raises(ValueError, match="XOR"):  # another store, caught by the registry
+        _make(tmp_path, registry, "b.zarr", G=_graph(n=100, seed=2))
+    # the store itself also remembers: overwriting it with another input under the key
+    with pytest.raises(ValueError, match="XOR"):
+        release_blockwise(edge_input_from_graph(_graph(n=100, seed=2)), 1.0, tmp_path / "a.zarr",
+                          key=KEY, tile=(64, 64), registry=tmp_path / "fresh.json",
+                          overwrite=True)
+    # the same input again is fine (identical output, no privacy cost)
+    _make(tmp_path, registry, "c.zarr", G=_graph(n=100, seed=1))
+    known = json.loads(registry.read_text())
+    assert len(known) == 1 and all(len(v) == 64 for v in known.values())
+    # a fresh key is never recorded
+    e = edge_input_from_graph(_graph(n=100, seed=3))
+    release_blockwise(e, 1.0, tmp_path / "d.zarr", tile=(64, 64), registry=registry)
+    assert len(json.loads(registry.read_text())) == 1
+
+
+@pytest.mark.parametrize("tile", [(63, 64), (64, 100), (0, 64), ("a", 64), 5])
+def test_bad_tile(tile, tmp_path, registry):
+    with pytest.raises((ValueError, TypeError), match="tile"):
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "t.zarr", key=KEY, tile=tile,
+                          registry=registry)
+
+
+@pytest.mark.parametrize("key", [b"short", "a" * 16, 12])
+def test_bad_key(key, tmp_path, registry):
+    with pytest.raises(TypeError, match="key"):
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "k.zarr", key=key, registry=registry)
+
+
+def test_non_integer_labels_refused(tmp_path, registry):
+    G = nx.relabel_nodes(_graph(n=70), {i: f"v{i}" for i in range(70)})
+    with pytest.raises(TypeError, match="integer node labels"):
+        release_blockwise(G, 1.0, tmp_path / "l.zarr", key=KEY, registry=registry)
+
+
+def test_metadata_is_public_only(tmp_path, registry):
+    B = _make(tmp_path, registry)
+    meta = B.metadata
+    for k in ("format", "format_version", "release_id", "epsilon", "flip_numerator", "n",
+              "directed", "tile", "input_tag", "complete"):
+        assert k in meta
+    text = json.dumps(meta)
+    assert KEY.hex() not in text
+    assert int(meta["flip_numerator"]) == B.probabilities.move_numerator
+    assert os.path.exists(tmp_path / "r.zarr" / "nodes")
+
+
+def test_multi_query_kernel_matches_numpy_fallback():
+    rng = np.random.default_rng(4)
+    words = rng.integers(0, 2**63, (200, 7), dtype=np.int64).astype(np.uint64)
+    rows = (rng.random((5, 200)) < 0.5).astype(np.uint8)
+    masks = rng.integers(0, 2**63, (5, 7), dtype=np.int64).astype(np.uint64)
+    expect = [sum(int(np.bitwise_count(words[i] & masks[q]).sum()) for i in np.flatnonzero(rows[q]))
+              for q in range(5)]
+    assert bw._multi_query_popcount_numpy(words, rows, masks, 0, 0, False).tolist() == expect
+    assert bw._multi_query_popcount(words, rows, masks, 0, 0, False).tolist() == expect
+
+
+def test_local_cluster_workers_get_the_malloc_environment(tmp_path, registry):
+    cluster = bw.local_cluster(1, 1, processes=True)
+    try:
+        with distributed.Client(cluster) as c:
+            env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+            assert list(env.values()) == [bw.WORKER_ENV["MALLOC_TRIM_THRESHOLD_"]]
+            e = edge_input_from_graph(_graph(n=100))
+            B = release_blockwise(e, 1.0, tmp_path / "p.zarr", key=KEY, tile=(64, 64), client=c,
+                                  registry=registry)
+            assert np.array_equal(B._adj.words(), release_tiled(e, 1.0, KEY, (64, 64))._adj.words)
+    finally:
+        cluster.close()
+
+
+def test_never_writes_over_foreign_data(tmp_path, registry):
+    import zarr
+
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not a dpgraph blockwise store"):
+        release_blockwise(_graph(n=70), 1.0, other, key=KEY, registry=registry, overwrite=True)
+    assert (other / "precious.txt").read_text() == "keep me"
+    zarr.open_group(str(tmp_path / "z.zarr"), mode="w").attrs.update({"hello": 1})
+    with pytest.raises(ValueError, match="not a dpgraph blockwise release"):
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "z.zarr", key=KEY, registry=registry,
+                          overwrite=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    B = release_blockwise(_graph(n=70), 1.0, empty, key=KEY, tile=(64, 64), registry=registry)
+    assert B.number_of_nodes() == 70

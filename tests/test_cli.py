@@ -1,0 +1,143 @@
+"""The command-line jobs: demo, release, cut and the experiment registration.
+
+dpgraph/cli.py (owned by the lead) wires these; ``_main`` below is a local copy
+of that wiring so the commands are tested on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import networkx as nx
+import pytest
+
+import dpgraph
+from dpgraph import commands
+from dpgraph.experiments import facebook_cuts
+from dpgraph.graph.io import load
+
+
+def _main(argv: list[str]) -> int:
+    """Local copy of the wiring dpgraph.cli.main performs."""
+    ap = argparse.ArgumentParser(prog="dpgraph")
+    sub = ap.add_subparsers(dest="command", required=True)
+    commands.register_commands(sub)
+    exp = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
+    facebook_cuts.register(exp)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError) as exc:
+        print(f"dpgraph: error: {exc}")
+        return 2
+
+
+@pytest.fixture
+def edgelist(tmp_path):
+    G = nx.gnp_random_graph(80, 0.1, seed=3)
+    path = tmp_path / "g.txt"
+    path.write_text("# a comment\n" + "".join(f"{u} {v}\n" for u, v in G.edges()))
+    return path, G
+
+
+def test_release_then_cut(tmp_path, edgelist, capsys):
+    path, G = edgelist
+    out = tmp_path / "r.dpg"
+    assert _main(["release", str(path), "--epsilon", "1.5", "-o", str(out), "--seed", "4"]) == 0
+    R = load(out)
+    assert R.epsilon == 1.5 and R.number_of_nodes() == len({v for e in G.edges() for v in e})
+    again = dpgraph.release(nx.Graph(nx.read_edgelist(path, nodetype=int)), 1.5, seed=4)
+    assert (R._adj.words == again._adj.words).all()  # same seed, same release
+    capsys.readouterr()
+    assert _main(["cut", str(out), "--S", "0-9,15", "--T", "20-39", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    S = [v for v in [*range(10), 15] if v in R.nodes]
+    T = [v for v in range(20, 40) if v in R.nodes]
+    est = R.cut(S, T)
+    assert got["estimate"] == pytest.approx(est.value) and got["std"] == pytest.approx(est.std)
+    assert got["S_size"] == len(S) and got["T_size"] == len(T)
+    # @file and the default T = complement of S
+    nodes_file = tmp_path / "s.txt"
+    nodes_file.write_text("0\n1, 2\n3")
+    assert _main(["cut", str(out), "--S", f"@{nodes_file}", "--proper"]) == 0
+    text = capsys.readouterr().out
+    assert "95% CI" in text
+    rest = [v for v in R.nodes if v not in {0, 1, 2, 3}]
+    assert f"{R.cut([0, 1, 2, 3], rest, proper=True).value:,.1f}" in text
+
+
+def test_seeded_release_warns(tmp_path, edgelist, capsys):
+    path, _ = edgelist
+    _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "a.dpg"), "--seed", "1"])
+    assert "never publish" in capsys.readouterr().err
+    _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "b.dpg")])
+    assert "never publish" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["cut", "{r}", "--S", "0-3", "--T", "2-5"], "share"),
+    (["cut", "{r}", "--S", "0,999"], "--S names 1 node"),
+    (["cut", "{r}", "--S", "0", "--T", "abc"], "--T names 1 node"),
+    (["cut", "{r}", "--S", " , "], "--S is empty"),
+    (["cut", "{r}", "--S", "@/nonexistent/file"], "cannot read"),
+    (["cut", "{bad}", "--S", "0"], "not a dpgraph file"),
+    (["release", "/nonexistent.txt", "-e", "1", "-o", "{out}"], "EDGELIST"),
+])
+def test_bad_inputs_name_the_argument(tmp_path, edgelist, capsys, argv, msg):
+    path, _ = edgelist
+    r = tmp_path / "r.dpg"
+    _main(["release", str(path), "-e", "1", "-o", str(r), "--seed", "0"])
+    bad = tmp_path / "bad.dpg"
+    bad.write_text("hello")
+    argv = [a.format(r=r, bad=bad, out=tmp_path / "o.dpg") for a in argv]
+    capsys.readouterr()
+    assert _main(argv) == 2
+    assert msg in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [
+    ["release", "x.txt", "-e", "0", "-o", "o"],
+    ["release", "x.txt", "-e", "nan", "-o", "o"],
+    ["release", "x.txt", "-e", "1", "-o", "o", "--seed", "-3"],
+    ["cut", "f", "--S", "1", "--level", "1.5"],
+    ["release", "x.txt", "-o", "o"],
+])
+def test_argparse_refuses_bad_values(argv, capsys):
+    with pytest.raises(SystemExit):
+        _main(argv)
+    err = capsys.readouterr().err
+    assert "--epsilon" in err or "--seed" in err or "--level" in err or "-e/--epsilon" in err
+
+
+def test_demo_offline_builtin(tmp_path, capsys):
+    assert _main(["demo", "--builtin", "--seed", "1", "--out", str(tmp_path),
+                  "--save", str(tmp_path / "d.dpg")]) == 0
+    out = capsys.readouterr().out
+    assert "stochastic block model" in out and "95% CI" in out
+    assert (tmp_path / "dpgraph-demo.png").stat().st_size > 1000
+    assert load(tmp_path / "d.dpg").number_of_nodes() == 600
+
+
+def test_demo_says_which_graph(monkeypatch, tmp_path, capsys):
+    from dpgraph import datasets
+
+    monkeypatch.setattr(datasets, "available", lambda name: False)
+    assert _main(["demo", "--seed", "2", "--queries", "2", "--out", str(tmp_path)]) == 0
+    assert "ego-Facebook not found" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not __import__("dpgraph.datasets").datasets.available("facebook"),
+                    reason="ego-Facebook not available locally")
+def test_demo_uses_facebook_when_present(tmp_path, capsys):
+    assert _main(["demo", "--seed", "3", "--queries", "2", "--out", str(tmp_path)]) == 0
+    assert "SNAP ego-Facebook" in capsys.readouterr().out
+
+
+def test_experiment_registered():
+    ap = argparse.ArgumentParser(prog="dpgraph")
+    sub = ap.add_subparsers(dest="command")
+    exp = sub.add_parser("experiment").add_subparsers(dest="experiment")
+    facebook_cuts.register(exp)
+    args = ap.parse_args(["experiment", "facebook-cuts", "--quick", "--out", "x"])
+    assert args.quick and callable(args.func)

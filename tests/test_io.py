@@ -1,0 +1,186 @@
+"""save / load: bit-identical round trips, and every kind of bad file refused."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import dpgraph
+from dpgraph.graph.io import FORMAT_VERSION, MAGIC, load
+
+
+def _release(G=None, directed=False, seed=0):
+    G = nx.gnp_random_graph(70, 0.2, seed=1, directed=directed) if G is None else G
+    return dpgraph.release(G, 1.0, seed=seed, directed=directed)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_round_trip_bit_identical(tmp_path, directed):
+    R = _release(directed=directed)
+    path = tmp_path / "r.dpg"
+    R.save(path)
+    Q = load(path)
+    assert np.array_equal(Q._adj.words, R._adj.words)
+    assert Q.nodes == R.nodes and Q.directed == R.directed
+    assert Q.epsilon == R.epsilon
+    assert Q.probabilities.move_numerator == R.probabilities.move_numerator
+    assert Q.realized_epsilon == R.realized_epsilon
+    S, T = list(range(0, 30)), list(range(30, 70))
+    assert Q.cut(S, T) == R.cut(S, T)
+    # saving the loaded release reproduces the file byte for byte
+    Q.save(tmp_path / "again.dpg")
+    assert (tmp_path / "again.dpg").read_bytes() == path.read_bytes()
+
+
+def test_labels_round_trip(tmp_path):
+    G = nx.Graph([(("a", 1), ("b", 2)), (("b", 2), ("c", 3))])
+    G.add_node(("d", 4))
+    R = _release(G)
+    R.save(tmp_path / "t.dpg")
+    assert load(tmp_path / "t.dpg").nodes == R.nodes
+    H = nx.relabel_nodes(nx.path_graph(4), {0: "x", 1: "y", 2: "z", 3: "w"})
+    R = _release(H)
+    R.save(tmp_path / "s.dpg")
+    assert load(tmp_path / "s.dpg").nodes == R.nodes
+
+
+def test_unsupported_labels_refused(tmp_path):
+    G = nx.Graph([(frozenset({1}), frozenset({2}))])
+    with pytest.raises(TypeError, match="nodes"):
+        _release(G).save(tmp_path / "f.dpg")
+    assert not (tmp_path / "f.dpg").exists()
+    assert not list(tmp_path.iterdir())  # no temporary file left behind
+
+
+def test_path_type_checked():
+    with pytest.raises(TypeError, match="path"):
+        _release().save(123)
+    with pytest.raises(TypeError, match="path"):
+        load(None)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    path = tmp_path / "g.dpg"
+    _release().save(path)
+    return path
+
+
+def test_every_single_flipped_byte_refused(saved, tmp_path):
+    data = saved.read_bytes()
+    rng = np.random.default_rng(0)
+    # every byte of the prefix and the digest, and a sample of header and payload bytes
+    positions = sorted(set(range(20)) | set(range(len(data) - 32, len(data)))
+                       | set(rng.integers(20, len(data) - 32, size=300).tolist()))
+    bad = tmp_path / "bad.dpg"
+    for pos in positions:
+        flipped = bytearray(data)
+        flipped[pos] ^= 1 << int(rng.integers(8))
+        bad.write_bytes(bytes(flipped))
+        with pytest.raises(ValueError):
+            load(bad)
+
+
+def test_truncated_and_padded_refused(saved, tmp_path):
+    data = saved.read_bytes()
+    bad = tmp_path / "bad.dpg"
+    for cut in (0, 5, 19, 20, 60, len(data) // 2, len(data) - 32, len(data) - 1):
+        bad.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="truncated|not a dpgraph"):
+            load(bad)
+    bad.write_bytes(data + b"\0")
+    with pytest.raises(ValueError, match="truncated or padded"):
+        load(bad)
+
+
+def test_foreign_files_refused(tmp_path):
+    bad = tmp_path / "foreign"
+    for content in (b"", b"0 1\n1 2\n", b"\x80\x04\x95" + bytes(40), b"PK\x03\x04" + bytes(100)):
+        bad.write_bytes(content)
+        with pytest.raises(ValueError, match="not a dpgraph file"):
+            load(bad)
+
+
+def _rewrite(data: bytes, edit) -> bytes:
+    """Re-encode a file after editing its header, with a valid digest."""
+    import hashlib
+
+    _, version, hlen = struct.unpack("<8sIQ", data[:20])
+    header = json.loads(data[20 : 20 + hlen])
+    payload = data[20 + hlen : -32]
+    header, payload, version = edit(header, payload, version)
+    head = json.dumps(header).encode()
+    body = struct.pack("<8sIQ", MAGIC, version, len(head)) + head + payload
+    return body + hashlib.sha256(body).digest()
+
+
+def test_version_mismatch_refused(saved, tmp_path):
+    bad = tmp_path / "v.dpg"
+    bad.write_bytes(_rewrite(saved.read_bytes(), lambda h, p, v: (h, p, FORMAT_VERSION + 1)))
+    with pytest.raises(ValueError, match="version"):
+        load(bad)
+
+
+def test_consistent_digest_but_bad_content_refused(saved, tmp_path):
+    """A file with a valid digest is still checked field by field."""
+    data = saved.read_bytes()
+    bad = tmp_path / "c.dpg"
+
+    def uncertified(h, p, v):  # flip probability too small for the stated epsilon
+        h["flip_numerator"] = str(int(h["flip_numerator"]) // 2)
+        return h, p, v
+
+    def lower_bit(h, p, v):  # a bit below the diagonal
+        words = np.frombuffer(p, dtype="<u8").copy().reshape(h["n"], -1)
+        words[5, 0] |= np.uint64(1)
+        return h, words.tobytes(), v
+
+    def wrong_n(h, p, v):
+        h["n"] = h["n"] + 1
+        return h, p, v
+
+    def unknown_kind(h, p, v):
+        h["kind"] = "mystery"
+        return h, p, v
+
+    for edit, msg in [(uncertified, "certified"), (lower_bit, "outside"), (wrong_n, "inconsistent"),
+                      (unknown_kind, "kind")]:
+        bad.write_bytes(_rewrite(data, edit))
+        with pytest.raises(ValueError, match=msg):
+            load(bad)
+
+
+def test_file_holds_no_input_graph(tmp_path):
+    """The header has public metadata only; the payload is the release itself."""
+    G = nx.karate_club_graph()
+    R = dpgraph.release(G, 1.0, seed=3)
+    R.save(tmp_path / "k.dpg")
+    data = (tmp_path / "k.dpg").read_bytes()
+    hlen = struct.unpack("<8sIQ", data[:20])[2]
+    header = json.loads(data[20 : 20 + hlen])
+    assert set(header) == {"format", "version", "kind", "n", "directed", "epsilon", "flip_numerator",
+                           "flip_bits", "flip_probability", "keep", "channel", "nodes",
+                           "payload_bytes", "words_per_row", "word_bits", "bit_order"}
+    assert data[20 + hlen : -32] == R._adj.words.astype("<u8").tobytes()
+
+
+def test_header_field_types_checked(saved, tmp_path):
+    """Valid digest, but fields of the wrong type or out of range: refused."""
+    data = saved.read_bytes()
+    bad = tmp_path / "t.dpg"
+    edits = [
+        ("epsilon", "1.0"), ("epsilon", -1.0), ("epsilon", 1e400), ("keep", 0.0), ("keep", 2.0),
+        ("flip_numerator", 123), ("flip_numerator", "-5"), ("flip_bits", 63), ("version", True),
+        ("n", True), ("directed", 1), ("nodes", {"a": 1}),
+    ]
+    for field, value in edits:
+        def edit(h, p, v, field=field, value=value):
+            h[field] = value
+            return h, p, v
+        bad.write_bytes(_rewrite(data, edit))
+        with pytest.raises(ValueError):
+            load(bad)
