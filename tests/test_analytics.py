@@ -276,11 +276,12 @@ def test_unknown_nodes_and_directed():
 def test_memory_refusal_names_the_size(monkeypatch):
     from dpgraph.graph import _memory
 
-    monkeypatch.setattr(_memory, "available_memory", lambda: 1000)
-    R = dpgraph.release(nx.path_graph(40), 1.0, seed=0)
-    with pytest.raises(MemoryError, match=r"needs .* GiB"):
+    # allocations under 64 MiB are never checked: 3 n^2 float32 exceeds that for n = 2400
+    R = dpgraph.release(nx.path_graph(2400), 1.0, seed=0)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 1 << 20)
+    with pytest.raises(MemoryError, match=r"needs 0\.06 GiB"):
         R.triangles()
-    with pytest.raises(MemoryError, match="40 nodes"):
+    with pytest.raises(MemoryError, match="2400 nodes"):
         R.triangles()
 
 
