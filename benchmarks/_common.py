@@ -7,9 +7,15 @@ import resource
 import statistics
 import sys
 import time
+import warnings
 from typing import Callable
 
 import networkx as nx
+
+from dpgraph.exceptions import SeededReleaseWarning
+
+# benchmarks release with seeds on purpose (repeatable timings); say so once, not per call
+warnings.simplefilter("ignore", SeededReleaseWarning)
 
 __all__ = ["timeit", "table", "facebook_or_none", "random_graph", "peak_rss_mib"]
 

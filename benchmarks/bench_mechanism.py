@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
-import time
 
 import numpy as np
 
+from _common import timeit  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 from dpgraph.core import MechanismE, Universe
 from dpgraph.core.randomness import SecureRandom
 from dpgraph.core.sampling import rr_sample
@@ -28,15 +27,6 @@ def naive_release(x: np.ndarray, K: int, epsilon: float, rng: np.random.Generato
     pmf[np.arange(x.size), x] = 1 / g
     u = rng.random((x.size, 1))
     return np.argmax(np.cumsum(pmf, axis=1) > u, axis=1)
-
-
-def timed(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -52,12 +42,15 @@ def main() -> None:
     M = MechanismE(U, eps)
 
     rows = [
-        ("naive rng.random + argmax", timed(lambda: naive_release(idx, K, eps, rng), args.repeats)),
-        ("dpgraph, seeded PCG64", timed(lambda: M.release(X, seed=1), args.repeats)),
-        ("dpgraph, secure AES-CTR (default)", timed(lambda: M.release(X), args.repeats)),
+        (
+            "naive rng.random + argmax",
+            timeit(lambda: naive_release(idx, K, eps, rng), repeat=args.repeats),
+        ),
+        ("dpgraph, seeded PCG64", timeit(lambda: M.release(X, seed=1), repeat=args.repeats)),
+        ("dpgraph, secure AES-CTR (default)", timeit(lambda: M.release(X), repeat=args.repeats)),
         (
             "dpgraph kernel (indices, no labels)",
-            timed(lambda: rr_sample(idx, M.probabilities, SecureRandom()), args.repeats),
+            timeit(lambda: rr_sample(idx, M.probabilities, SecureRandom()), repeat=args.repeats),
         ),
     ]
     base = rows[0][1]
