@@ -3,8 +3,11 @@
 - :func:`mwem`: MWEM (Hardt, Ligett & McSherry 2012) for linear queries over a finite universe.
 - :func:`mwem_statistical`: the paper's sub-database adaptation of MWEM to statistical queries
   (parallel composition over disjoint sub-databases).
+- :func:`tmf`: TmF, Top-m Filter (Nguyen, Imine & Rusinowitch 2015), an edge-DP graph release in
+  O(m + output).
 """
 
 from .mwem import DEFAULT_PASSES, DEFAULT_T, MWEMResult, mwem, mwem_statistical
+from .tmf import TmFResult, tmf
 
-__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "MWEMResult", "mwem", "mwem_statistical"]
+__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "MWEMResult", "TmFResult", "mwem", "mwem_statistical", "tmf"]
