@@ -205,11 +205,14 @@ def _release(args: argparse.Namespace) -> int:
     if not src.exists():
         raise ValueError(f"EDGELIST: file {src} does not exist")
     G = datasets.snap_edgelist(src, directed=args.directed)
-    if args.nodes is None:
-        print("warning: the vertex set is read off the edge list, so a node appears only if it "
-              "has an edge: that is not covered by edge-DP. Pass --nodes with the public "
-              "vertex set (e.g. --nodes 0-4038 or --nodes @ids.txt)", file=sys.stderr)
-    else:
+    if args.nodes is None and not args.nodes_from_edges:
+        raise ValueError(
+            "--nodes is required: the vertex set of a release is public, and reading it off "
+            "the edge list would reveal which nodes have edges (not covered by edge-DP). "
+            "Pass the public vertex set (e.g. --nodes 0-4038 or --nodes @ids.txt), or "
+            "--nodes-from-edges if the set of nodes with edges is itself public"
+        )
+    if args.nodes is not None:
         public = _public_nodes(args.nodes)
         outside = G.number_of_nodes() - len(set(G.nodes()) & set(public))
         if outside:
@@ -348,9 +351,11 @@ def register_commands(subparsers: Any) -> None:
                    help="reproducible release (testing only; default: secure randomness)")
     r.add_argument("--directed", action="store_true", help="release ordered pairs (a directed graph)")
     r.add_argument("--nodes", default=None,
-                   help="the PUBLIC vertex set: N (nodes 0..N-1), ranges like 0-4038, or @FILE of "
-                        "ids. Without it the vertex set is read off the edges, which reveals which "
-                        "nodes have edges (not edge-DP)")
+                   help="the PUBLIC vertex set (required): N (nodes 0..N-1), ranges like 0-4038, "
+                        "or @FILE of ids")
+    r.add_argument("--nodes-from-edges", action="store_true",
+                   help="use the nodes that appear in EDGELIST as the vertex set; only when that "
+                        "set is itself public (it reveals which nodes have edges)")
     r.add_argument("--keep", type=float, default=None,
                    help="sparse release: keep each released edge with this probability "
                         "(post-processing; same epsilon)")

@@ -44,7 +44,8 @@ def edgelist(tmp_path):
 def test_release_then_cut(tmp_path, edgelist, capsys):
     path, G = edgelist
     out = tmp_path / "r.dpg"
-    assert _main(["release", str(path), "--epsilon", "1.5", "-o", str(out), "--seed", "4"]) == 0
+    argv = ["release", str(path), "--epsilon", "1.5", "-o", str(out), "--seed", "4"]
+    assert _main([*argv, "--nodes-from-edges"]) == 0
     R = load(out)
     assert R.epsilon == 1.5 and R.number_of_nodes() == len({v for e in G.edges() for v in e})
     again = dpgraph.release(nx.Graph(nx.read_edgelist(path, nodetype=int)), 1.5, seed=4)
@@ -69,9 +70,10 @@ def test_release_then_cut(tmp_path, edgelist, capsys):
 
 def test_seeded_release_warns(tmp_path, edgelist, capsys):
     path, _ = edgelist
-    _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "a.dpg"), "--seed", "1"])
+    _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "a.dpg"), "--seed", "1",
+           "--nodes", "80"])
     assert "never publish" in capsys.readouterr().err
-    _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "b.dpg")])
+    _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "b.dpg"), "--nodes", "80"])
     assert "never publish" not in capsys.readouterr().err
 
 
@@ -83,14 +85,16 @@ def test_seeded_release_warns(tmp_path, edgelist, capsys):
     (["cut", "{r}", "--S", "@/nonexistent/file"], "cannot read"),
     (["cut", "{bad}", "--S", "0"], "not a dpgraph file"),
     (["release", "/nonexistent.txt", "-e", "1", "-o", "{out}"], "EDGELIST"),
+    (["release", "{edges}", "-e", "1", "-o", "{out}"], "--nodes is required"),
+    (["release", "{edges}", "-e", "1", "-o", "{out}", "--nodes", "0-9"], "outside --nodes"),
 ])
 def test_bad_inputs_name_the_argument(tmp_path, edgelist, capsys, argv, msg):
     path, _ = edgelist
     r = tmp_path / "r.dpg"
-    _main(["release", str(path), "-e", "1", "-o", str(r), "--seed", "0"])
+    _main(["release", str(path), "-e", "1", "-o", str(r), "--seed", "0", "--nodes", "0-79"])
     bad = tmp_path / "bad.dpg"
     bad.write_text("hello")
-    argv = [a.format(r=r, bad=bad, out=tmp_path / "o.dpg") for a in argv]
+    argv = [a.format(r=r, bad=bad, out=tmp_path / "o.dpg", edges=path) for a in argv]
     capsys.readouterr()
     assert _main(argv) == 2
     assert msg in capsys.readouterr().out

@@ -154,10 +154,13 @@ class SeededRandom(RandomSource):
 
     def substream(self, *coordinates: int) -> "SeededRandom":
         if self._seq is not None:
-            entropy = self._seq.entropy
+            entropy, parent_key = self._seq.entropy, tuple(self._seq.spawn_key)
         else:  # a user Generator: derive from its current state, deterministically
-            entropy = int(self._gen.bit_generator.random_raw())
-        seq = np.random.SeedSequence(entropy, spawn_key=tuple(int(c) for c in coordinates))
+            entropy, parent_key = int(self._gen.bit_generator.random_raw()), ()
+        # nested substreams extend the parent's key, so s.substream(1).substream(2)
+        # differs from s.substream(2)
+        key = parent_key + tuple(int(c) for c in coordinates)
+        seq = np.random.SeedSequence(entropy, spawn_key=key)
         child = SeededRandom.__new__(SeededRandom)
         child._seq = seq
         child._gen = np.random.Generator(np.random.PCG64(seq))

@@ -730,11 +730,18 @@ def _modularity_from_labels(R: Any, lab: np.ndarray) -> Estimate:
         raise ValueError("the estimated number of edges is <= 0; modularity is undefined")
     E = float(np.sum(e_c.value))
     Dv = np.asarray(D_c.value, dtype=float)
-    Dsq = Dv * Dv - np.square(D_c.std)  # unbiased for D_c^2
+    # D_c = sum_in 2 Z + sum_out Z, so Var D_c = sum_in 4 Var Z + sum_out Var Z with
+    # Var Z_ij = v0 + (v1 - v0) x_ij; replacing x_ij by Z_ij gives an unbiased estimate
+    # of Var D_c for any channel (the core's std is a worst-case bound for asymmetric ones)
+    v0, v1 = _entry_variances(R.channel)
+    out_obs = dsum_obs - 2.0 * within_obs
+    z_in = np.asarray(e_c.value, dtype=float)
+    z_out = np.asarray(count_estimate(out_obs, out_pairs, R.channel).value, dtype=float)
+    var_D = 4 * (v0 * in_pairs + (v1 - v0) * z_in) + (v0 * out_pairs + (v1 - v0) * z_out)
+    Dsq = Dv * Dv - var_D  # unbiased for D_c^2
     Sum = float(np.sum(Dsq))
     value = E / m - Sum / (4 * m * m)
     # delta method: gradient of Q with respect to each pair's indicator
-    v0, v1 = _entry_variances(R.channel)
     vmax = max(v0, v1)
     c0 = -E / m**2 + Sum / (2 * m**3)
     h = c0 / 2 - Dv[lab] / (2 * m * m)

@@ -43,6 +43,8 @@ allowed: it reproduces the same release and costs no privacy.
 
 from __future__ import annotations
 
+import numbers
+
 import hashlib
 import hmac
 import json
@@ -306,13 +308,15 @@ def edge_input_from_graph(G: Any, directed: bool = False) -> EdgeInput:
     [1, 5]
     """
     enc = encode_graph(G, directed=directed)
-    try:
-        labels = np.asarray(enc.index.nodes, dtype=np.int64)
-    except (TypeError, ValueError):
+    nodes = enc.index.nodes
+    # only true integers: strings or floats would convert to int64 silently (out of order,
+    # or truncated into collisions)
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in nodes):
         raise TypeError(
             "blockwise releases need integer node labels; relabel first, e.g. "
-            "nx.convert_node_labels_to_integers(G)"
-        ) from None
+            "nx.convert_node_labels_to_integers(G, ordering='sorted')"
+        )
+    labels = np.asarray(nodes, dtype=np.int64)
     index = IntegerNodeIndex(labels)
     keys = np.sort(enc.rows * enc.n + enc.cols)
     return EdgeInput(index, keys, bool(directed))
@@ -457,6 +461,12 @@ def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
 
     Bit for bit what :func:`release_blockwise` writes for the same key, tile
     shape and input; useful as a reference and for graphs that fit in memory.
+
+    Never use one ``key`` for two different graphs: the two releases would
+    share every flip, and XOR-ing them reveals exactly the pairs where the
+    graphs differ.  Unlike :func:`release_blockwise`, this function keeps no
+    registry of keys, so the caller must draw a fresh key (``os.urandom(16)``)
+    per input.
 
     Parameters
     ----------

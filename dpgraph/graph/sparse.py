@@ -211,7 +211,7 @@ def subsampled_probabilities(
             raise TypeError(f"keep must be a real number in (0, 1], got {type(keep).__name__}")
         if not (math.isfinite(float(keep)) and 0 < float(keep) <= 1):
             raise ValueError(f"keep must lie in (0, 1], got {float(keep)!r}; e.g. keep=0.01")
-        s = Fraction(keep)
+        s = Fraction(float(keep))
     k = round(s * _TWO64)
     if k < 1:
         raise ValueError(
