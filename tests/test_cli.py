@@ -11,6 +11,7 @@ import json
 
 import networkx as nx
 import pytest
+from _data import data_missing
 
 import dpgraph
 from dpgraph import commands
@@ -131,7 +132,7 @@ def test_demo_says_which_graph(monkeypatch, tmp_path, capsys):
     assert "ego-Facebook not found" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(not __import__("dpgraph.datasets").datasets.available("facebook"),
+@pytest.mark.skipif(data_missing("facebook"),
                     reason="ego-Facebook not available locally")
 def test_demo_uses_facebook_when_present(tmp_path, capsys):
     assert _main(["demo", "--seed", "3", "--queries", "2", "--out", str(tmp_path)]) == 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _data import data_missing
 
 from dpgraph import datasets
 
@@ -181,7 +182,7 @@ def test_weighted_edge_list_extra_column_ignored(tmp_path):
     assert sorted(G.edges()) == [(0, 1), (1, 2), (2, 3)]
 
 
-@pytest.mark.skipif(not datasets.available("facebook"), reason="ego-Facebook not present")
+@pytest.mark.skipif(data_missing("facebook"), reason="ego-Facebook not present")
 def test_facebook_counts():
     G = datasets.facebook()
     assert G.number_of_nodes() == 4039
@@ -231,7 +232,7 @@ def test_ratings_repr_hides_rows(tmp_path):
     assert repr(r) == "Ratings(n=1, users=1, items=1, scale=1..5)"
 
 
-@pytest.mark.skipif(not datasets.available("movielens-100k"), reason="MovieLens not present")
+@pytest.mark.skipif(data_missing("movielens-100k"), reason="MovieLens not present")
 def test_movielens_100k():
     r = datasets.movielens_100k()
     assert len(r) == 100000

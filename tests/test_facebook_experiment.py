@@ -7,8 +7,8 @@ import csv
 import networkx as nx
 import numpy as np
 import pytest
+from _data import data_missing
 
-from dpgraph import datasets
 from dpgraph.bounds import cut_upper
 from dpgraph.experiments import facebook_cuts as fc
 
@@ -77,7 +77,7 @@ def test_graph_must_have_integer_ids():
         fc.run(graph=G, sizes=[4], progress=False)
 
 
-@pytest.mark.skipif(not datasets.available("facebook"), reason="ego-Facebook not available locally")
+@pytest.mark.skipif(data_missing("facebook"), reason="ego-Facebook not available locally")
 def test_quick_mode_on_facebook(tmp_path, capsys):
     import argparse
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import stat
@@ -16,28 +15,6 @@ import dpgraph
 from dpgraph.core.randomness import RandomSource, SecureRandom
 from dpgraph.exceptions import BudgetExceededError, LedgerFileError, SeededReleaseWarning
 from dpgraph.ledger import PrivacyLedger
-
-HAS_LEDGER_KW = "ledger" in inspect.signature(dpgraph.release).parameters
-needs_api = pytest.mark.skipif(
-    not HAS_LEDGER_KW,
-    reason="dpgraph.release has no ledger= keyword yet (the api.py snippet in the privacy "
-    "report has not been applied)",
-)
-
-
-def _api_warns_on_seed() -> bool:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        dpgraph.release(nx.path_graph(2), 1.0, seed=0)
-    return any(issubclass(w.category, SeededReleaseWarning) for w in caught)
-
-
-needs_warning = pytest.mark.skipif(
-    not _api_warns_on_seed(),
-    reason="dpgraph.release does not warn on seeded releases yet (the api.py snippet in the "
-    "privacy report has not been applied)",
-)
-
 
 class CountingSource(RandomSource):
     """A secure stream that counts the words drawn from it."""
@@ -242,7 +219,6 @@ def test_failed_autosave_refuses_the_charge(tmp_path):
 
 
 # ---- integration with dpgraph.release (needs the api.py snippet) ---------------------
-@needs_api
 def test_release_charges_the_ledger_and_refuses_before_sampling():
     L = PrivacyLedger(total_epsilon=1.5)
     G = graph()
@@ -258,7 +234,6 @@ def test_release_charges_the_ledger_and_refuses_before_sampling():
         dpgraph.release(G, 0.1, ledger="budget.json")
 
 
-@needs_api
 def test_invalid_release_is_not_charged():
     L = PrivacyLedger(total_epsilon=1.0)
     G = graph()
@@ -268,7 +243,6 @@ def test_invalid_release_is_not_charged():
     assert not L.entries
 
 
-@needs_warning
 def test_seeded_release_warns_and_secure_release_does_not():
     G = graph()
     with pytest.warns(SeededReleaseWarning, match="seed"):
