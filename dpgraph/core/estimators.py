@@ -102,7 +102,10 @@ class Estimate:
         The range the true answer is known to lie in; confidence intervals
         are clipped to it.
     exact_std : bool
-        Whether ``std`` is the exact standard deviation.
+        Whether ``std`` is the exact standard deviation.  When False the
+        producer's docstring says what it is instead (a worst-case bound for
+        K-ary rows and asymmetric channels, an estimated or delta-method
+        standard error for ratio statistics).
     center : float or numpy.ndarray, optional
         Where the confidence interval is centred when it differs from
         ``value`` (a proper estimate is centred on the unbiased one).
@@ -184,7 +187,7 @@ class Estimate:
     def __repr__(self) -> str:
         if self.is_batch:
             return f"Estimate(batch of {len(self)}, exact_std={self.exact_std})"
-        kind = "" if self.exact_std else ", std is a bound"
+        kind = "" if self.exact_std else ", std not exact"
         return f"Estimate(value={float(self.value):.6g}, std={float(self.std):.6g}{kind})"
 
 

@@ -58,25 +58,31 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
     # ---- public metadata ------------------------------------------------------
     @property
     def nodes(self) -> tuple:
+        """The public vertex set, in canonical order (rows of ``to_scipy_sparse``)."""
         return self._index.nodes
 
     @property
     def directed(self) -> bool:
+        """True when rows are ordered pairs (a released DiGraph)."""
         return self._adj.directed
 
     @property
     def epsilon(self) -> float:
+        """The privacy parameter of the release, per vertex pair."""
         return self.probabilities.epsilon
 
     @property
     def flip_probability(self) -> float:
+        """p' = m / 2^64, the certified flip probability actually sampled."""
         return self.probabilities.move_probability
 
     @property
     def realized_epsilon(self) -> float:
+        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
         return self.probabilities.realized_epsilon
 
     def number_of_nodes(self) -> int:
+        """Size of the public vertex set."""
         return len(self._index)
 
     @property
@@ -110,6 +116,8 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         return s, t
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
+        if not isinstance(proper, (bool, np.bool_)):
+            raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
         return project(est, est.low, est.high, step=1.0) if proper else est
 
     def cut(self, S: Iterable[Hashable], T: Iterable[Hashable], proper: bool = False) -> Estimate:
@@ -149,7 +157,26 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
              proper: bool = False) -> Estimate:
         """Estimate many cut queries at once; a batch :class:`Estimate`.
 
-        ``cuts(pairs)[k]`` equals ``cut(*pairs[k])``.
+        ``cuts(pairs)[k]`` equals ``cut(*pairs[k])``; the released counts of
+        all queries are computed in one pass over the packed rows.
+
+        Parameters
+        ----------
+        pairs : sequence of (S, T)
+            Each S and T a non-empty collection of nodes, disjoint.
+        proper : bool, default False
+            Round and clip every estimate to an integer in 0..|S||T|.
+
+        Returns
+        -------
+        Estimate
+            A batch: ``.value`` and ``.std`` are arrays, one entry per pair.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a malformed pair, an empty or overlapping side, or unknown
+            nodes; the message names the pair (``pairs[k]``).
 
         Examples
         --------
@@ -167,7 +194,10 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
                 S, T = pair
             except (TypeError, ValueError):
                 raise TypeError(f"pairs[{k}] must be an (S, T) tuple of node collections") from None
-            s, t = self._sides(S, T)
+            try:
+                s, t = self._sides(S, T)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"pairs[{k}]: {exc}") from None
             sides.append((s, t))
             rows.append(s.size * t.size)
         if not rows:
@@ -181,6 +211,23 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
 
     def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
         """Estimate the number of edges with both ends in S.
+
+        Parameters
+        ----------
+        S : collection of nodes
+            At least 2 distinct nodes.
+        proper : bool, default False
+            Round and clip to an integer in 0..(number of pairs in S).
+
+        Returns
+        -------
+        Estimate
+            Unbiased, with the exact std for a full release.
+
+        Raises
+        ------
+        ValueError
+            If S has fewer than 2 nodes or nodes not in the graph.
 
         Examples
         --------
