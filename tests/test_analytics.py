@@ -266,6 +266,29 @@ def test_bad_partitions():
         R.modularity("abc")
 
 
+def test_communities_and_synthesize_validate_their_arguments():
+    R = dpgraph.release(nx.karate_club_graph(), 3.0, seed=0)
+    with pytest.raises(ValueError, match="max_communities must be an int >= 1"):
+        R.communities(max_communities=0)
+    with pytest.raises(TypeError, match="max_communities"):
+        R.communities(max_communities=2.5)
+    with pytest.raises(ValueError, match="refine"):
+        R.communities(refine=-1)
+    with pytest.raises(ValueError, match="seed"):
+        R.communities(seed=-1)
+    with pytest.raises(ValueError, match="seed"):
+        R.synthesize(seed=-1)
+    with pytest.raises(TypeError, match="seed"):
+        R.synthesize(seed=1.5)
+    # the smallest legal value works: one community holding every node
+    assert len(R.communities(max_communities=1).partition) == 1
+
+
+def test_degree_assortativity_has_no_error_bar():
+    r = dpgraph.release(nx.barabasi_albert_graph(200, 3, seed=1), 4.0, seed=0).degree_assortativity()
+    assert -1.0 <= r.value <= 1.0 and math.isnan(r.std)
+
+
 def test_unknown_nodes_and_directed():
     R = dpgraph.release(nx.path_graph(6), 1.0, seed=0)
     with pytest.raises(ValueError, match="not in the graph"):
