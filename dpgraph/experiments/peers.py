@@ -135,7 +135,13 @@ def _facebook() -> Any:
 def _karate() -> Any:
     import networkx as nx
 
-    return nx.Graph(nx.karate_club_graph(), name="Zachary karate club (networkx)")
+    # strip the edge weights (and node "club" labels), like _lesmis: the releases are
+    # unweighted, so the true-graph Louvain/modularity must be unweighted too
+    H = nx.karate_club_graph()
+    G = nx.Graph(name="Zachary karate club (networkx)")
+    G.add_nodes_from(H.nodes())
+    G.add_edges_from(H.edges())
+    return G
 
 
 DATASETS: dict[str, Callable[[], Any]] = {

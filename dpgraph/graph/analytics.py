@@ -489,7 +489,9 @@ def degree_assortativity(R: PrivateGraph) -> Estimate:
 
     r = (B/m - mu^2) / (d3 / 2m - mu^2), mu = d2 / 2m, with the unbiased
     moments of :func:`degree_moments`: a consistent ratio estimator, not
-    unbiased.  No error bar is computed (``std`` is NaN).
+    unbiased.  **No error bar**: ``std`` is NaN (and ``exact_std`` False), so
+    the Estimate's ``ci()`` is not informative; only ``value`` is meaningful.
+    ``value`` is NaN when the estimated edge count or degree variance is <= 0.
 
     Examples
     --------
@@ -773,7 +775,8 @@ def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]]) -> Esti
     >>> G = nx.karate_club_graph()
     >>> part = nx.community.louvain_communities(G, seed=1)
     >>> q = dpgraph.release(G, epsilon=4.0, seed=0).modularity(part)
-    >>> abs(q.value - nx.community.modularity(G, part)) < 4 * q.std
+    >>> truth = nx.community.modularity(G, part, weight=None)  # releases are unweighted
+    >>> abs(q.value - truth) < 4 * q.std
     True
     """
     _undirected(R, "modularity")
@@ -871,6 +874,34 @@ def _leading_eigen(R: Any, edge: float, cap: int) -> tuple[np.ndarray, np.ndarra
         kk = min(2 * kk, cap)
 
 
+def _check_seed(seed: Any) -> int | None:
+    """Validate a post-processing ``seed``: None or a non-negative int."""
+    import numbers
+
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be None or a non-negative int, got {type(seed).__name__}")
+    if int(seed) < 0:
+        raise ValueError(f"seed must be None or a non-negative int, got {int(seed)}")
+    return int(seed)
+
+
+def _check_max_communities(max_communities: Any) -> int:
+    """Validate ``max_communities``: an int >= 1."""
+    import numbers
+
+    if isinstance(max_communities, (bool, np.bool_)) or not isinstance(
+        max_communities, numbers.Integral
+    ):
+        raise TypeError(
+            f"max_communities must be an int >= 1, got {type(max_communities).__name__}"
+        )
+    if int(max_communities) < 1:
+        raise ValueError(f"max_communities must be an int >= 1, got {int(max_communities)}")
+    return int(max_communities)
+
+
 def communities(
     R: PrivateGraph,
     max_communities: int = 60,
@@ -911,6 +942,30 @@ def communities(
     Post-processing of the release only.  ``seed`` drives only k-means'
     initialisation (not privacy-relevant).
 
+    Parameters
+    ----------
+    R : PrivateGraph
+        Undirected release.
+    max_communities : int, default 60
+        Upper bound (>= 1) on the number of communities asked of k-means.
+    refine : int, default 0
+        Non-negative number of modularity-greedy relabelling rounds.
+    seed : int or None, default 0
+        Non-negative seed of k-means / Louvain initialisation.
+    margin : float, default 0.03
+        Relative margin above the noise edge for an eigenvalue to count.
+    normalize : bool, default False
+        Row-normalize the spectral embedding.
+    method : {"spectral", "synth-louvain"}, default "spectral"
+
+    Raises
+    ------
+    ValueError
+        Unknown ``method``, ``max_communities`` < 1, negative ``refine`` or
+        ``seed``, or a directed release.
+    TypeError
+        ``max_communities`` or ``seed`` not an int.
+
     Returns
     -------
     Communities
@@ -929,6 +984,10 @@ def communities(
     _undirected(R, "community detection")
     if method not in ("spectral", "synth-louvain"):
         raise ValueError(f"method must be 'spectral' or 'synth-louvain', got {method!r}")
+    max_communities = _check_max_communities(max_communities)
+    seed = _check_seed(seed)
+    if isinstance(refine, (bool, np.bool_)) or int(refine) != refine or refine < 0:
+        raise ValueError(f"refine must be a non-negative int, got {refine!r}")
     n = R.number_of_nodes()
     m = max(float(edge_count(R).value), 1.0)
     if method == "synth-louvain":
@@ -1012,6 +1071,27 @@ def synthesize(
     :meth:`triangles`, :meth:`transitivity`, :meth:`degree_distribution`
     for those numbers); individual edges are mostly wrong at small epsilon.
 
+    Parameters
+    ----------
+    R : PrivateGraph
+        Undirected release.
+    rank : int or None, default None
+        Rank of the spectral prior, in 1..n-2; None: the eigenvalues above the noise edge.
+    seed : int or None, default None
+        Non-negative seed of the random tie-break.
+
+    Returns
+    -------
+    networkx.Graph
+        Same nodes as the release, about ``edge_count().value`` edges.
+
+    Raises
+    ------
+    ValueError
+        ``rank`` out of range, negative ``seed``, or a directed release.
+    TypeError
+        ``seed`` not None or an int.
+
     Examples
     --------
     >>> import networkx as nx, dpgraph
@@ -1024,6 +1104,7 @@ def synthesize(
     import networkx as nx
 
     _undirected(R, "synthesize")
+    seed = _check_seed(seed)
     n = R.number_of_nodes()
     check_fits(6 * n * n, f"synthesis over the {n * (n - 1) // 2} vertex pairs")
     alpha, beta = _alpha_beta(R.channel)
@@ -1104,7 +1185,23 @@ class AnalyticsMixin:
         return degree(self, S)
 
     def density_between(self, S: Iterable[Hashable], T: Iterable[Hashable]) -> Estimate:
-        """Unbiased edge density between disjoint S and T (see :func:`density_between`)."""
+        """Unbiased edge density between disjoint node sets (see :func:`density_between`).
+
+        Parameters
+        ----------
+        S, T : iterable of node labels
+            Disjoint node sets of the release.
+
+        Returns
+        -------
+        Estimate
+            cut(S, T) / (|S| |T|), unbiased, with its standard deviation.
+
+        Raises
+        ------
+        ValueError
+            A node not in the release, or S and T sharing a node.
+        """
         return density_between(self, S, T)
 
     def triangles(self) -> Estimate:
@@ -1120,7 +1217,18 @@ class AnalyticsMixin:
         return transitivity(self)
 
     def degree_assortativity(self) -> Estimate:
-        """Degree assortativity from unbiased degree moments (see :func:`degree_assortativity`)."""
+        """Degree assortativity from unbiased degree moments (see :func:`degree_assortativity`).
+
+        Returns
+        -------
+        Estimate
+            ``value`` is networkx's Pearson degree assortativity, a consistent
+            ratio of unbiased moments (not itself unbiased), clipped to [-1, 1].
+            **It has no error bar**: ``std`` is NaN, so ``ci()`` and
+            ``4 * std`` checks are meaningless for it; to gauge its noise,
+            compare releases or use the Monte-Carlo experiments.  ``value`` is
+            NaN when the estimated edge count or degree variance is <= 0.
+        """
         return degree_assortativity(self)
 
     def average_clustering(self) -> Estimate:
@@ -1128,19 +1236,103 @@ class AnalyticsMixin:
         return average_clustering(self)
 
     def degree_distribution(self, iterations: int = 300, smoothing: float = 0.25) -> np.ndarray:
-        """Deconvolved degree histogram (see :func:`degree_distribution`)."""
+        """Deconvolved degree histogram of the input graph (see :func:`degree_distribution`).
+
+        Parameters
+        ----------
+        iterations : int, default 300
+            Maximum EM iterations.
+        smoothing : float, default 0.25
+            Weight of the neighbour average in the EMS smoothing step, in [0, 1).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+            h[d] = estimated fraction of nodes with degree d (sums to 1).
+
+        Raises
+        ------
+        ValueError
+            ``smoothing`` outside [0, 1), or a directed release.
+        """
         return degree_distribution(self, iterations=iterations, smoothing=smoothing)
 
     def modularity(self, partition: Iterable[Iterable[Hashable]]) -> Estimate:
-        """Debiased modularity of a partition (see :func:`modularity`)."""
+        """Debiased Newman modularity of a partition (see :func:`modularity`).
+
+        Parameters
+        ----------
+        partition : iterable of iterables of node labels
+            Communities covering every node exactly once.
+
+        Returns
+        -------
+        Estimate
+            Modularity of ``partition`` on the (unweighted) input graph, with a
+            delta-method ``std`` (``exact_std`` is False).
+
+        Raises
+        ------
+        ValueError
+            Unknown node, node in two communities, partition not covering
+            every node, estimated edge count <= 0, or a directed release.
+        """
         return modularity(self, partition)
 
     def communities(self, method: str = "spectral", max_communities: int = 60, refine: int = 0,
                     seed: int | None = 0) -> Communities:
-        """Communities with their debiased modularity (see :func:`communities`)."""
+        """Communities with their debiased modularity (see :func:`communities`).
+
+        Parameters
+        ----------
+        method : {"spectral", "synth-louvain"}, default "spectral"
+            Spectral clustering of the debiased adjacency, or Louvain on
+            :meth:`synthesize`'s graph.
+        max_communities : int, default 60
+            Upper bound (>= 1) on the number of communities the spectral method asks for.
+        refine : int, default 0
+            Rounds of modularity-greedy relabelling (non-negative; see
+            :func:`communities` for why it is off by default).
+        seed : int or None, default 0
+            Non-negative seed of k-means / Louvain initialisation (post-processing only).
+
+        Returns
+        -------
+        Communities
+            The partition, its debiased modularity and the inspected eigenvalues.
+
+        Raises
+        ------
+        ValueError
+            Unknown ``method``, ``max_communities`` < 1, negative ``refine`` or
+            ``seed``, or a directed release.
+        TypeError
+            ``max_communities`` or ``seed`` not an int.
+        """
         return communities(self, max_communities=max_communities, refine=refine, seed=seed,
                            method=method)
 
     def synthesize(self, rank: int | None = None, seed: int | None = None) -> nx.Graph:
-        """A sparse graph with about the estimated edge count (see :func:`synthesize`)."""
+        """A sparse synthetic graph with about the estimated edge count (see :func:`synthesize`).
+
+        Parameters
+        ----------
+        rank : int or None, default None
+            Rank of the spectral prior, in 1..n-2; None picks the eigenvalues
+            above the noise edge.
+        seed : int or None, default None
+            Non-negative seed of the random tie-break (post-processing only).
+
+        Returns
+        -------
+        networkx.Graph
+            Same nodes as the release, about ``edge_count().value`` edges.
+
+        Raises
+        ------
+        ValueError
+            ``rank`` out of range, negative ``seed``, or a directed release.
+        TypeError
+            ``seed`` not None or an int.
+        """
         return synthesize(self, rank=rank, seed=seed)
