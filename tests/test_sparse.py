@@ -297,7 +297,7 @@ def test_load_refuses_corrupt_sparse_payload(tmp_path):
     R = dpgraph.release(nx.gnp_random_graph(30, 0.2, seed=1), epsilon=1.0, seed=2, keep=0.5)
     meta, buf = sparse_payload(R._adj)
     header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.move_numerator),
-              "channel": {"d": R.channel.d, "r": R.channel.r.tolist()}, **meta}
+              "keep": R.keep, "channel": {"d": R.channel.d, "r": R.channel.r.tolist()}, **meta}
     ok = sparse_read(buf.copy(), header, 30, False)
     assert ok.number_of_edges() == R.number_of_edges()
     bad = buf.copy()
@@ -307,5 +307,10 @@ def test_load_refuses_corrupt_sparse_payload(tmp_path):
     with pytest.raises(ValueError, match="payload size"):
         sparse_read(buf[:-4], header, 30, False)
     wrong = dict(header, keep_numerator=str(R._adj.keep_numerator // 2))
+    with pytest.raises(ValueError, match="keep does not match"):
+        sparse_read(buf.copy(), wrong, 30, False)
+    wrong = dict(header, channel={"d": R.channel.d / 2, "r": R.channel.r.tolist()})
     with pytest.raises(ValueError, match="channel does not match"):
         sparse_read(buf.copy(), wrong, 30, False)
+    with pytest.raises(ValueError, match="needs its channel"):
+        sparse_read(buf.copy(), dict(header, channel=None), 30, False)

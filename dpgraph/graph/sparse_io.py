@@ -90,13 +90,17 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
     if E > 1 and np.any(np.diff(pair_index(rows, cols, n, directed)) <= 0):
         raise ValueError("file payload: pairs are unsorted or repeated; the file is corrupted")
     ch = header.get("channel")
-    if ch is not None:
-        rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
-                             move_numerator=int(header["flip_numerator"]))
-        exact = SubsampledProbabilities(rr, keep_numerator).channel
-        if float(ch.get("d", -1)) != exact.d or [float(x) for x in ch.get("r", [])] != exact.r.tolist():
-            raise ValueError("file header: channel does not match keep_numerator and "
-                             "flip_numerator; the file is corrupted")
+    if not isinstance(ch, dict):  # the estimators must use the exact subsampled channel
+        raise ValueError("file header: a sparse release needs its channel; the file is corrupted")
+    rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
+                         move_numerator=int(header["flip_numerator"]))
+    probs = SubsampledProbabilities(rr, keep_numerator)
+    if float(header.get("keep", -1)) != float(probs.keep):
+        raise ValueError("file header: keep does not match keep_numerator; the file is corrupted")
+    exact = probs.channel
+    if float(ch.get("d", -1)) != exact.d or [float(x) for x in ch.get("r", [])] != exact.r.tolist():
+        raise ValueError("file header: channel does not match keep_numerator and "
+                         "flip_numerator; the file is corrupted")
     adj = SparseAdjacency(indptr, indices, n, directed)
     adj.keep_numerator = keep_numerator
     return adj
