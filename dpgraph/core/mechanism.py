@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import SeededReleaseWarning
 
 from .estimators import Channel, Estimate, project, unbiased_estimate
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
-from .randomness import SeedLike, resolve_random
+from .randomness import SeedLike, resolve_random, warn_if_seeded
 from .sampling import rr_sample
 from .universe import Universe
 
@@ -96,13 +94,7 @@ class MechanismE:
         """
         idx = self.universe.encode(X)
         source = resolve_random(seed)
-        if not source.secure:
-            warnings.warn(
-                "a seeded release is reproducible and predictable: use it for tests and "
-                "experiments only; publish releases made with seed=None",
-                SeededReleaseWarning,
-                stacklevel=2,
-            )
+        warn_if_seeded(source)
         return self.universe.decode(rr_sample(idx, self.probabilities, source))
 
     def estimate(

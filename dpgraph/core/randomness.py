@@ -21,12 +21,22 @@ import hmac
 import numbers
 import os
 import struct
+import warnings
 from typing import Any, Union
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-__all__ = ["RandomSource", "SecureRandom", "SeededRandom", "resolve_random", "SeedLike"]
+from ..exceptions import SeededReleaseWarning
+
+__all__ = [
+    "RandomSource",
+    "SecureRandom",
+    "SeededRandom",
+    "resolve_random",
+    "warn_if_seeded",
+    "SeedLike",
+]
 
 SeedLike = Union[None, int, np.integer, np.random.Generator, "RandomSource"]
 
@@ -211,3 +221,17 @@ def resolve_random(seed: Any = None) -> RandomSource:
         "seed must be None (secure OS entropy), an int or a numpy.random.Generator, "
         f"got {type(seed).__name__}"
     )
+
+
+def warn_if_seeded(source: RandomSource, stacklevel: int = 3) -> None:
+    """Warn (SeededReleaseWarning) when a release draws from a predictable stream.
+
+    ``stacklevel`` 3 points at the caller of the public release function.
+    """
+    if not source.secure:
+        warnings.warn(
+            "a seeded release is reproducible and predictable: use it for tests and "
+            "experiments only; publish releases made with seed=None",
+            SeededReleaseWarning,
+            stacklevel=stacklevel,
+        )

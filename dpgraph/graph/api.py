@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 from typing import Any
 
 from ..core.probabilities import rr_probabilities
-from ..core.randomness import SeedLike, resolve_random
-from ..exceptions import SeededReleaseWarning
+from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
 from .encoding import encode_graph
 from .private import PrivateGraph
 from .release import release_packed
@@ -96,13 +94,7 @@ def release(
     source = resolve_random(seed)
     if ledger is not None:
         ledger.charge(epsilon, enc)
-    if not source.secure:
-        warnings.warn(
-            "a seeded release is reproducible and predictable: use it for tests and "
-            "experiments only; publish releases made with seed=None",
-            SeededReleaseWarning,
-            stacklevel=2,
-        )
+    warn_if_seeded(source)
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)

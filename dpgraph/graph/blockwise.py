@@ -59,11 +59,10 @@ import numpy as np
 
 from ..core.probabilities import RRProbabilities, rr_probabilities
 from ..core.randomness import SecureRandom
-from ..core.sampling import bernoulli_words
 from .encoding import encode_graph
 from .packed import PackedAdjacency, masked_row_popcount, words_per_row
 from .private import PrivateGraph
-from .release import _GROUP_WORDS  # the in-memory schedule; shared so tiles reproduce it
+from .release import fill_bands  # the in-memory schedule; shared so tiles reproduce it
 
 __all__ = [
     "FORMAT",
@@ -390,23 +389,7 @@ def _sample_tile(source: SecureRandom, plan: _Plan, a: int, b: int, numerator: i
     bands = [(s0, min(r1, s0 + 64), max(c0, 0 if directed else s0 >> 6))
              for s0 in range(r0, r1, 64)]
     bands = [band for band in bands if band[2] < c1]
-    k = 0
-    while k < len(bands):  # one sampler call per group of bands
-        group, total = [], 0
-        while k < len(bands):
-            s0, s1, w0 = bands[k]
-            size = (s1 - s0) * (c1 - w0)
-            if group and total + size > _GROUP_WORDS:
-                break
-            group.append(bands[k])
-            total += size
-            k += 1
-        flat = bernoulli_words(total, numerator, source)
-        off = 0
-        for s0, s1, w0 in group:
-            size = (s1 - s0) * (c1 - w0)
-            out[s0 - r0 : s1 - r0, w0 - c0 :] = flat[off : off + size].reshape(s1 - s0, c1 - w0)
-            off += size
+    fill_bands(out, bands, c1, numerator, source, row0=r0, word0=c0)
     i = np.arange(r0, r1)
     iw, ib = i >> 6, (i & 63).astype(np.uint64)
     ok = (iw >= c0) & (iw < c1)

@@ -45,6 +45,35 @@ def _bands(n: int, nw: int, directed: bool) -> list[tuple[int, int, int]]:
     return [(r0, min(n, r0 + 64), 0 if directed else r0 >> 6) for r0 in range(0, n, 64)]
 
 
+def fill_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int,
+               numerator: int, source: RandomSource, row0: int = 0, word0: int = 0) -> None:
+    """Fill each band (rows r0..r1, words w0..end_word) of ``out`` with flip words.
+
+    The bands are grouped so that one sampler call draws at most
+    ``_GROUP_WORDS`` words, in band order: this schedule is the seed contract
+    shared by the in-memory release and the blockwise tiles (``row0`` and
+    ``word0`` place a tile's bands in its own array).
+    """
+    k = 0
+    while k < len(bands):  # one sampler call per group of bands
+        group, total = [], 0
+        while k < len(bands):
+            r0, r1, w0 = bands[k]
+            size = (r1 - r0) * (end_word - w0)
+            if group and total + size > _GROUP_WORDS:
+                break
+            group.append(bands[k])
+            total += size
+            k += 1
+        flat = bernoulli_words(total, numerator, source)
+        off = 0
+        for r0, r1, w0 in group:
+            size = (r1 - r0) * (end_word - w0)
+            block = flat[off : off + size].reshape(r1 - r0, end_word - w0)
+            out[r0 - row0 : r1 - row0, w0 - word0 : end_word - word0] = block
+            off += size
+
+
 def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSource,
                         out: np.ndarray | None = None) -> np.ndarray:
     """Packed matrix of independent flips: bit (i, j) is 1 with prob. numerator / 2^64.
@@ -78,24 +107,7 @@ def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSo
     """
     nw = words_per_row(n)
     words = np.zeros((n, nw), dtype=np.uint64) if out is None else out
-    bands = _bands(n, nw, directed)
-    k = 0
-    while k < len(bands):  # one sampler call per group of bands
-        group, total = [], 0
-        while k < len(bands):
-            r0, r1, w0 = bands[k]
-            size = (r1 - r0) * (nw - w0)
-            if group and total + size > _GROUP_WORDS:
-                break
-            group.append(bands[k])
-            total += size
-            k += 1
-        flat = bernoulli_words(total, numerator, source)
-        off = 0
-        for r0, r1, w0 in group:
-            size = (r1 - r0) * (nw - w0)
-            words[r0:r1, w0:] = flat[off : off + size].reshape(r1 - r0, nw - w0)
-            off += size
+    fill_bands(words, _bands(n, nw, directed), nw, numerator, source)
     i = np.arange(n)
     iw = i >> 6
     ib = (i & 63).astype(np.uint64)
