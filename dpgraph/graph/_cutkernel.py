@@ -11,24 +11,28 @@ _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
 _H01 = np.uint64(0x0101010101010101)
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _and_popcount(a, b):  # pragma: no cover - compiled
+    """Sum of popcount(a[w] & b[w]) over two equal-length uint64 vectors (SWAR popcount)."""
+    one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
+    acc = np.uint64(0)
+    for w in range(a.size):  # contiguous 1-D views: LLVM vectorizes the loop
+        x = a[w] & b[w]
+        x = x - ((x >> one) & _M1)
+        x = (x & _M2) + ((x >> two) & _M2)
+        x = (x + (x >> four)) & _M4
+        acc += (x * _H01) >> sh
+    return acc
+
+
 @nb.njit(cache=True, nogil=True)
 def masked_row_popcount(words, rows, mask, upper):  # pragma: no cover - compiled
     """Sum over rows i of popcount(words[i, s:] & mask[s:]), s = i // 64 if upper else 0."""
     total = np.uint64(0)
-    one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
     for k in range(rows.size):
         i = rows[k]
         start = (i >> 6) if upper else 0
-        a = words[i, start:]  # contiguous 1-D views: LLVM vectorizes the loop
-        b = mask[start:]
-        acc = np.uint64(0)
-        for w in range(a.size):
-            x = a[w] & b[w]
-            x = x - ((x >> one) & _M1)
-            x = (x & _M2) + ((x >> two) & _M2)
-            x = (x + (x >> four)) & _M4
-            acc += (x * _H01) >> sh
-        total += acc
+        total += _and_popcount(words[i, start:], mask[start:])
     return total
 
 
@@ -43,7 +47,6 @@ def batch_cut_counts(words, side, smasks, tmasks, upper):  # pragma: no cover - 
     """
     Q, n = side.shape
     counts = np.zeros(Q, dtype=np.uint64)
-    one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
     for i in range(n):
         start = (i >> 6) if upper else 0
         a = words[i, start:]
@@ -52,12 +55,5 @@ def batch_cut_counts(words, side, smasks, tmasks, upper):  # pragma: no cover - 
             if sd == 0 or (sd == 2 and not upper):
                 continue
             b = tmasks[q, start:] if sd == 1 else smasks[q, start:]
-            acc = np.uint64(0)
-            for w in range(a.size):
-                x = a[w] & b[w]
-                x = x - ((x >> one) & _M1)
-                x = (x & _M2) + ((x >> two) & _M2)
-                x = (x + (x >> four)) & _M4
-                acc += (x * _H01) >> sh
-            counts[q] += acc
+            counts[q] += _and_popcount(a, b)
     return counts
