@@ -17,7 +17,7 @@ from .exceptions import BudgetExceededError, SeededReleaseWarning
 from .graph.io import load
 from .ledger import PrivacyLedger
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "core",
