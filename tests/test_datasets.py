@@ -244,7 +244,8 @@ def test_movielens_100k():
 
 @pytest.mark.skipif(data_missing("email-eu-core"), reason="email-Eu-core not present")
 def test_email_eu_core_counts_and_departments():
-    G, dept = datasets.email_eu_core()
+    G, dept = datasets.email_eu_core(departments=True)
+    assert datasets.email_eu_core().number_of_edges() == 16064
     assert not G.is_directed()
     assert (G.number_of_nodes(), G.number_of_edges()) == (1005, 16064)
     assert sum(1 for v in G if G.degree(v) == 0) == 19

@@ -221,19 +221,26 @@ def facebook() -> Any:
     return G
 
 
-def email_eu_core() -> tuple[Any, dict]:
-    """Load SNAP email-Eu-core as an undirected graph with its department labels.
+def email_eu_core(departments: bool = False) -> Any:
+    """Load SNAP email-Eu-core as an undirected ``networkx.Graph``.
 
-    Emails within a European research institution (Leskovec, Kleinberg and
-    Faloutsos, 2007; Yin, Benson, Leskovec and Gleich, 2017): 1005 nodes,
-    16064 undirected edges once direction, self-loops and duplicates are
-    dropped, 19 isolated nodes, and 42 departments, the ground-truth
-    communities.  Both files are checked against their SHA-256.
+    Emails within a European research institution: 1005 nodes (every node of
+    the department file, the 19 isolated ones included), 16064 undirected
+    edges once direction, self-loops and duplicates are dropped.  The 42
+    departments are the ground-truth communities.  Both files are checked
+    against their SHA-256.  Cite Leskovec, Kleinberg & Faloutsos, "Graph
+    evolution: densification and shrinking diameters", TKDD 2007, and Yin,
+    Benson, Leskovec & Gleich, "Local higher-order graph clustering", KDD 2017.
+
+    Parameters
+    ----------
+    departments : bool, default False
+        Also return the department of every node.
 
     Returns
     -------
-    (networkx.Graph, dict)
-        The graph on all 1005 labelled nodes, and ``{node: department}``.
+    networkx.Graph, or (networkx.Graph, dict)
+        The graph; with ``departments=True`` also ``{node: department}``.
 
     Raises
     ------
@@ -243,20 +250,21 @@ def email_eu_core() -> tuple[Any, dict]:
     Examples
     --------
     >>> if available("email-eu-core") and available("email-eu-core-departments"):
-    ...     G, dept = email_eu_core()
+    ...     G, dept = email_eu_core(departments=True)
     ...     assert (G.number_of_nodes(), G.number_of_edges(), len(set(dept.values()))) == (1005, 16064, 42)
     """
     import networkx as nx
 
+    if not isinstance(departments, (bool, np.bool_)):
+        raise TypeError(f"departments must be a bool, got {type(departments).__name__}")
     D = snap_edgelist("email-eu-core", directed=True, self_loops="drop")
     path = fetch("email-eu-core-departments")
     table, _ = _parse_int_table(_read_bytes(path), 2, path.name)
-    departments = {int(v): int(d) for v, d in table.tolist()}
-    G = nx.Graph()
-    G.add_nodes_from(sorted(departments))
+    labels = {int(v): int(d) for v, d in table.tolist()}
+    G = nx.Graph(name="SNAP email-Eu-core (undirected)")
+    G.add_nodes_from(sorted(set(labels) | set(D.nodes())))
     G.add_edges_from(D.edges())
-    G.graph["name"] = "SNAP email-Eu-core"
-    return G, departments
+    return (G, labels) if departments else G
 
 
 # --------------------------------------------------------------------------- ratings
