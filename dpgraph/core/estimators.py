@@ -4,7 +4,7 @@ Every row channel used in dpgraph has the form
 
     P(Y_i = v | x_i) = d [v == x_i] + r_v,
 
-K-ary randomized response (d = keep - move, r_v = move for all v) and the
+K-ary randomized response (d = truth - flip, r_v = flip for all v) and the
 subsampled binary release (P(1|edge) = alpha, P(1|non-edge) = beta gives
 d = alpha - beta, r = (1 - alpha, beta)) included.  Then for any row function
 phi,  E[phi(Y_i)] = d phi(x_i) + sum_v r_v phi(v),  so
@@ -149,10 +149,10 @@ class Channel:
         """The channel of certified K-ary randomized response ``rr``.
 
         ``d`` is computed from the exact fractions, so it is accurate even when
-        epsilon is tiny and keep and move are nearly equal.
+        epsilon is tiny and the truth and flip probabilities are nearly equal.
         """
-        d = float(rr.keep_fraction - rr.move_fraction)
-        return cls(d, np.full(rr.K, rr.move_probability))
+        d = float(rr.truth_fraction - rr.flip_fraction)
+        return cls(d, np.full(rr.K, rr.flip_probability))
 
     @classmethod
     def binary(cls, alpha: Real, beta: Real) -> "Channel":

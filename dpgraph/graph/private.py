@@ -150,7 +150,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
     @property
     def flip_probability(self) -> float:
         """p' = m / 2^64, the certified flip probability actually sampled."""
-        return self.probabilities.move_probability
+        return self.probabilities.flip_probability
 
     @property
     def realized_epsilon(self) -> float:
