@@ -123,7 +123,7 @@ def parse_nodes(spec: str, nodes: Sequence[Any], name: str) -> list:
 
 def _fmt(est: Any) -> tuple[str, str, str]:
     lo, hi = est.ci(0.95)
-    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.0f}, {hi:,.0f}]"
+    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.1f}, {hi:,.1f}]"
 
 
 # --------------------------------------------------------------------------- demo

@@ -139,9 +139,11 @@ def test_proper_error_not_worse_than_bound():
 
 
 def test_estimate_interface():
-    e = Estimate(5.0, 1.0, low=0.0, high=6.0)
-    lo, hi = e.ci(0.95)
-    assert lo == pytest.approx(5 - 1.959963984540054) and hi == 6.0
+    e = Estimate(5.0, 1.0, feasible_range=(0.0, 6.0))
+    lo, hi = e.ci(0.95)  # unbiased: the interval is not clipped, the value lies in it
+    assert lo == pytest.approx(5 - 1.959963984540054) and hi == pytest.approx(5 + 1.959963984540054)
+    p = project(e, 0.0, 6.0)  # proper: value and interval both clipped
+    assert p.proper and p.ci(0.95) == (pytest.approx(5 - 1.959963984540054), 6.0)
     assert float(e) == 5.0
     with pytest.raises(ValueError, match="level"):
         e.ci(1.5)

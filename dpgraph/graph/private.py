@@ -186,7 +186,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
         if not isinstance(proper, (bool, np.bool_)):
             raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
-        return project(est, est.low, est.high, step=1.0) if proper else est
+        return project(est, *est.feasible_range, step=1.0) if proper else est
 
     def cut(self, S: Iterable[Hashable], T: Iterable[Hashable], proper: bool = False) -> Estimate:
         """Estimate the number of edges between disjoint node sets S and T.
