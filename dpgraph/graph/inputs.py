@@ -59,6 +59,8 @@ def encode_input(G: GraphInput, directed: bool = False,
     Returns
     -------
     EncodedGraph
+        The public vertex set in canonical order and every edge once, as
+        positions (``rows < cols`` if undirected).
 
     Raises
     ------
