@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import RRProbabilities
+from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
 from .analytics import AnalyticsMixin
 from .encoding import NodeIndex, pair_count
@@ -215,10 +216,9 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         return self.cut_positions(S, T)
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
-        if not isinstance(proper, (bool, np.bool_)):
-            raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
         return project(est, *est.feasible_range, step=1.0) if proper else est
 
+    @validate_params(proper=Boolean())
     def cut(self, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
             proper: bool = False) -> Estimate:
         """Estimate the number of edges between disjoint node sets S and T.
@@ -258,6 +258,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         observed = self._adj.cut_count(s, t)
         return self._finish(count_estimate(observed, s.size * t.size, self.channel), proper)
 
+    @validate_params(proper=Boolean())
     def cuts(self, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
              proper: bool = False) -> Estimate:
         """Estimate many cut queries at once; a batch :class:`Estimate`.
@@ -312,6 +313,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
         return self._finish(est, proper)
 
+    @validate_params(proper=Boolean())
     def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
         """Estimate the number of edges with both ends in S.
 
