@@ -124,6 +124,7 @@ def test_number_of_pairs_is_a_method_that_still_reads_as_a_number():
     assert R.number_of_pairs == 15 and R.number_of_pairs + 1 == 16
     D = dpgraph.release(nx.DiGraph([(0, 1), (2, 3)]), 1.0, seed=0, directed=True)
     assert D.number_of_pairs() == 12
+    assert D.is_directed() and not R.is_directed()
 
 
 @pytest.mark.parametrize("directed", [False, True])

@@ -163,6 +163,10 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """True when rows are ordered pairs (a released DiGraph)."""
         return self._adj.directed
 
+    def is_directed(self) -> bool:
+        """Whether rows are ordered pairs, like ``networkx.Graph.is_directed()``."""
+        return self.directed
+
     @property
     def epsilon(self) -> float:
         """The privacy parameter of the release, per vertex pair."""
