@@ -258,7 +258,6 @@ def test_saved_file_reveals_no_input_edge(tmp_path):
 @pytest.mark.parametrize("kind", ["array", "matrix", "file"])
 def test_other_inputs_leave_nothing_behind(kind, tmp_path):
     """Edge arrays, matrices and files: no reference to the input, no shared memory."""
-    import scipy.sparse as sp
 
     G = nx.convert_node_labels_to_integers(labelled_graph(3))
     edges = np.array(list(G.edges()), dtype=np.int64)
