@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -187,7 +188,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         return len(self._index)
 
     @property
-    def number_of_pairs(self) -> "_CallableCount":
+    def number_of_pairs(self) -> _CallableCount:
         """Rows of the database: n(n-1)/2 unordered (n(n-1) ordered) pairs.
 
         Call it like ``number_of_nodes()``: ``R.number_of_pairs()``.  The
