@@ -130,7 +130,7 @@ def test_scaling_error_matches_exact_variance_theory():
     f = R.random_row_functions(rng, (1,))[0]
     q = StatisticalQuery.linear(f, n=X.size, universe=U)
     sq = np.array([(M.estimate(q, M.release(X, seed=rng)).value - q(X)) ** 2 for _ in range(300)])
-    keep, move = M.keep_probability, M.move_probability
+    keep, move = M.truth_probability, M.flip_probability
     idx = U.encode(X)
     pmf = np.full((X.size, 5), move)
     pmf[np.arange(X.size), idx] = keep

@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.core.randomness import resolve_random
+from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "mwem", "mwem_statistical"]
 

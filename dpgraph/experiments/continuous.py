@@ -33,7 +33,6 @@ import numpy as np
 
 from dpgraph import bounds
 from dpgraph.core import MechanismE, StatisticalQuery, Universe
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
@@ -42,6 +41,7 @@ from dpgraph.experiments._harness import (
     progress_bar,
     run_and_report,
 )
+from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["add_parser", "continuous", "continuous_data", "true_answers"]
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from dpgraph.baselines.mwem import DEFAULT_T, mwem_statistical
 from dpgraph.core import MechanismE, StatisticalQuery
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
@@ -41,6 +40,7 @@ from dpgraph.experiments.ratings_data import (
     top_movies,
     user_span,
 )
+from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["DEFAULT_T_GRID", "check_h_values", "choose_T", "draw_workload", "heterogeneity",
            "mwem_errors"]

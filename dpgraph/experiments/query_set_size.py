@@ -16,7 +16,6 @@ import numpy as np
 
 from dpgraph.baselines.mwem import DEFAULT_T, mwem
 from dpgraph.core import MechanismE, unbiased_estimate
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
@@ -31,6 +30,7 @@ from dpgraph.experiments.ratings_data import (
     pack_databases,
     random_row_functions,
 )
+from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["QUERY_CHUNK", "e_answers", "query_set_size", "worst_linear_errors"]
 

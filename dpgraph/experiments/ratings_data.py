@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from dpgraph.core import Universe
-from dpgraph.core._validation import check_positive_int
+from dpgraph.validation import check_positive_int
 
 __all__ = [
     "RATING_UNIVERSE",

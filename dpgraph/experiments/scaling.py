@@ -14,7 +14,6 @@ import numpy as np
 
 from dpgraph import bounds
 from dpgraph.core import MechanismE, StatisticalQuery
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
@@ -23,6 +22,7 @@ from dpgraph.experiments._harness import (
     progress_bar,
 )
 from dpgraph.experiments.ratings_data import RATING_UNIVERSE, STAND_IN_NOTE, random_row_functions
+from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["scaling"]
 

@@ -29,7 +29,6 @@ import numpy as np
 
 from dpgraph.baselines.mwem import DEFAULT_T
 from dpgraph.core import MechanismE, StatisticalQuery
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
@@ -43,6 +42,7 @@ from dpgraph.experiments.ratings_data import (
     STAND_IN_NOTE,
     top_movies,
 )
+from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["DEFAULT_WORKLOADS", "crossover", "total_budget"]
 
