@@ -20,14 +20,19 @@ import argparse
 import importlib
 import statistics
 import time
+import warnings
 
 import numpy as np
 
 from dpgraph.core import MechanismE, StatisticalQuery
+from dpgraph.exceptions import SeededReleaseWarning
 from dpgraph.experiments import ratings as R
 from dpgraph.experiments.query_set_size import QUERY_CHUNK, e_answers
 
 mw = importlib.import_module("dpgraph.baselines.mwem")
+
+# the benchmark releases with seeds on purpose (repeatable inputs), as the experiments do
+warnings.simplefilter("ignore", SeededReleaseWarning)
 
 
 def timeit(fn, reps=3):
