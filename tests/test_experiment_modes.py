@@ -178,10 +178,15 @@ def test_cli_modes_quick(extra, stem, tmp_path, capsys):
     assert "targets:" in capsys.readouterr().out
 
 
-def test_cli_rejects_passes_with_plain_update(tmp_path):
-    with pytest.raises(SystemExit, match="replay update only"):
-        _cli(["heterogeneity", "--out", str(tmp_path), "--quick", "--data", "synthetic",
-              "--textbook", "--passes", "3"])
+@pytest.mark.parametrize("extra, message", [
+    (["--textbook", "--passes", "3"], "replay update only"),
+    (["--workloads", "1,8"], "apply to --total-budget only"),
+    (["--total-budget", "--heldout-T"], "drop --heldout-T"),
+])
+def test_cli_rejects_options_that_would_be_ignored(extra, message, tmp_path):
+    with pytest.raises(SystemExit, match=message):
+        _cli(["heterogeneity", "--out", str(tmp_path), "--quick", "--data", "synthetic", *extra])
+    assert list(tmp_path.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- seeds

@@ -104,9 +104,15 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 def run_experiment(name: str, args: argparse.Namespace) -> int:
     """Run one experiment from parsed CLI arguments; return an exit code."""
+    if name == "heterogeneity":
+        if args.total_budget and (args.heldout_T or args.user_buckets != 1):
+            raise SystemExit("--total-budget uses T as given and whole movies: drop --heldout-T "
+                             "and --user-buckets")
+        if not args.total_budget and (args.workloads is not None or args.h_values is not None):
+            raise SystemExit("--workloads and --h-values apply to --total-budget only")
+        if args.total_budget:
+            name = "total-budget"
     ratings, note = load_ratings(args.data)
-    if name == "heterogeneity" and args.total_budget:
-        name = "total-budget"
     kw: dict[str, Any] = {"seed": args.seed, "note": note, "progress": not args.no_progress}
     if args.quick:
         kw.update(_QUICK[name])
