@@ -401,7 +401,7 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
 
     The cut query, edge counts, degrees and every other edge count of the
     graph layer are this estimate: phi(v) = v on the rows that the query
-    covers (DESIGN.md section 1).
+    covers (see docs/design.md).
 
     Parameters
     ----------

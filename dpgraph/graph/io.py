@@ -192,7 +192,10 @@ class IOMixin:
         head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=path.parent if str(path.parent) else ".")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():  # name the requested path, not the temporary file
+            raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
+        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
