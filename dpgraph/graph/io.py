@@ -100,7 +100,7 @@ def _packed_payload(adj: Any) -> tuple[dict, np.ndarray]:
 
 
 def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
-    from .packed import PackedAdjacency, words_per_row
+    from .packed import PackedAdjacency, has_non_pair_bits, words_per_row
 
     nw = words_per_row(n)
     if header.get("words_per_row") != nw or header.get("word_bits") != 64 \
@@ -109,28 +109,9 @@ def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
     if buf.nbytes != n * nw * 8:
         raise ValueError("file header: payload size does not match n; the file is corrupted")
     words = buf.view("<u8").reshape(n, nw).astype(np.uint64, copy=False)
-    _check_structure(words, n, directed)
-    return PackedAdjacency(words, n, directed)
-
-
-def _check_structure(words: np.ndarray, n: int, directed: bool) -> None:
-    """Refuse bits outside the rows of the database (diagonal, lower triangle, padding)."""
-    nw = words.shape[1]
-    i = np.arange(n)
-    iw, ib = i >> 6, (i & 63).astype(np.uint64)
-    one = np.uint64(1)
-    if directed:
-        bad = words[i, iw] & np.left_shift(one, ib)
-    else:
-        bad = words[i, iw] & (np.left_shift(np.uint64(2), ib) - one)
-        for r0 in range(0, n, 64):  # words left of the diagonal word must be zero
-            if np.any(words[r0 : r0 + 64, : r0 >> 6]):
-                bad = np.ones(1, dtype=np.uint64)
-                break
-    tail = n & 63
-    pad = np.any(words[:, nw - 1] >> np.uint64(tail)) if tail else False
-    if np.any(bad) or pad:
+    if has_non_pair_bits(words, n, directed):
         raise ValueError("file has bits set outside the vertex pairs of its graph; it is corrupted")
+    return PackedAdjacency(words, n, directed)
 
 
 #: kind -> (writer, reader) of the payload.
@@ -142,11 +123,7 @@ KINDS["sparse"] = (sparse_payload, sparse_read)
 
 
 def _kind_of(adj: Any) -> str:
-    from .packed import PackedAdjacency
-
-    if isinstance(adj, PackedAdjacency):
-        return "packed"
-    kind = getattr(adj, "file_kind", None)
+    kind = adj.file_kind
     if kind in KINDS:
         return kind
     raise TypeError(f"saving a {type(adj).__name__} adjacency is not supported by this version")
@@ -202,9 +179,9 @@ class IOMixin:
             "n": self.number_of_nodes(),
             "directed": bool(self.directed),
             "epsilon": float(self.epsilon),
-            "flip_numerator": str(int(rr.move_numerator)),
+            "flip_numerator": str(int(rr.flip_numerator)),
             "flip_bits": int(rr.bits),
-            "flip_probability": float(rr.move_probability),
+            "flip_probability": float(rr.flip_probability),
             "keep": float(self.keep),
             "channel": None if default_channel else {
                 "d": float(self.channel.d), "r": [float(x) for x in self.channel.r]},
@@ -215,7 +192,10 @@ class IOMixin:
         head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=path.parent if str(path.parent) else ".")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():  # name the requested path, not the temporary file
+            raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
+        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
@@ -329,7 +309,7 @@ def load(path: PathLike) -> Any:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf) or not 0 < keep <= 1:
             raise ValueError(f"{path.name}: epsilon, keep or flip probability out of range")
-        rr = RRProbabilities(K=2, epsilon=epsilon, move_numerator=numerator)
+        rr = RRProbabilities(K=2, epsilon=epsilon, flip_numerator=numerator)
         if not rr.certify():
             raise ValueError(
                 f"{path.name}: its flip probability is not certified {epsilon}-DP; refusing it"
