@@ -203,6 +203,7 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
 
     # ---- cut queries --------------------------------------------------------------
     def _sides(self, S: Iterable[Hashable], T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+        # older spelling of cut_positions, still used inside graph.analytics
         return self.cut_positions(S, T)
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
