@@ -57,8 +57,9 @@ def release(
         keep = target_edges / (p' N), chosen from public quantities only.
         At most p' N, what the full release would give.
     ledger : dpgraph.PrivacyLedger, optional
-        Charge ``epsilon`` to this privacy budget (see SECURITY.md).  A release
-        that would exceed it raises :class:`dpgraph.BudgetExceededError`
+        Charge ``epsilon`` to this privacy budget (see SECURITY.md): one ledger
+        is one dataset, whatever graph is passed.  A release that would exceed
+        it raises :class:`dpgraph.BudgetExceededError`
         before any randomness is drawn.
 
     Returns
@@ -93,7 +94,7 @@ def release(
     # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
     if ledger is not None:
-        ledger.charge(epsilon, enc)
+        ledger.charge(epsilon)
     warn_if_seeded(source)
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
