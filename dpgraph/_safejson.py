@@ -87,7 +87,7 @@ def loads(raw: bytes, what: str) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"{what}: not valid UTF-8") from None
+        raise ValueError(f"{what}: not valid JSON (invalid UTF-8)") from None
     try:
         return json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
                           parse_constant=_constant)

@@ -252,7 +252,7 @@ def test_version_1_files_are_read_and_over_count(tmp_path):
     [
         (None, "no such ledger"),
         (b"", "not valid JSON"),
-        (b"\x80\x81garbage", "UTF-8"),
+        (b"\x80\x81garbage", "not valid JSON"),
         (b'{"format": "something-else"}', "format"),
         (b"[1, 2]", "format"),
         (b'{"format": "dpgraph-privacy-ledger", "version": 99}', "version"),
