@@ -418,3 +418,43 @@ def test_fuzz_release_and_cut_invariants(case):
     assert batch[0].value == pytest.approx(est.value)
     if not directed:
         assert batch[1].value == pytest.approx(est.value)
+
+
+# ---- size checks before work ---------------------------------------------------------
+class _ClaimsManyNodes(nx.Graph):
+    """A graph whose public node count is huge (only the count is ever needed to refuse)."""
+
+    def number_of_nodes(self):
+        return 10**9
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"keep": 0.001}], ids=["dense", "sparse"])
+def test_a_billion_node_release_is_refused_before_allocating(kwargs):
+    import tracemalloc
+
+    G = _ClaimsManyNodes([(0, 1), (1, 2)])
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryError, match=r"1,000,000,000 nodes needs [\d,.]+ GiB of memory "
+                                              r"but only [\d,.]+ GiB is available"):
+            dpgraph.release(G, 1.0, seed=KEY, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+
+
+def test_free_memory_comes_from_psutil(monkeypatch):
+    import collections
+
+    import psutil
+
+    from dpgraph.graph import _memory
+
+    Mem = collections.namedtuple("Mem", "available")
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 20))
+    assert _memory.available_memory() == 1 << 20
+    with pytest.raises(MemoryError, match="0.00 GiB is available"):
+        dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 40))
+    assert dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY).number_of_nodes() == 3000

@@ -8,6 +8,7 @@ from typing import Any
 from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
 from ..validation import Boolean, Epsilon, validate_params
+from ._memory import check_release_fits
 from .encoding import encode_graph
 from .private import PrivateGraph
 from .release import release_packed
@@ -70,6 +71,12 @@ def release(
         Bit-packed adjacency for the full release, CSR
         (:class:`~dpgraph.graph.sparse.SparseAdjacency`) for a sparse one.
 
+    Raises
+    ------
+    MemoryError
+        Before encoding ``G`` or allocating, if the release cannot fit in the
+        memory available now (the message says how much it needs and has).
+
     Examples
     --------
     >>> import networkx as nx, dpgraph
@@ -90,8 +97,9 @@ def release(
             f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
         )
     rr = rr_probabilities(epsilon, 2)
-    enc = encode_graph(G, directed=directed)
     sparse = keep is not None or target_edges is not None
+    check_release_fits(G, directed, sparse)  # from the node count alone, before any allocation
+    enc = encode_graph(G, directed=directed)
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
     # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
