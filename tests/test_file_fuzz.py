@@ -200,6 +200,29 @@ def _with_header(head: bytes, payload: bytes = b"") -> bytes:
     return _redigest(dpgraph.graph.io.MAGIC + struct.pack("<IQ", 1, len(head)) + head + payload)
 
 
+def _real_head(field: bytes) -> bytes:
+    """A complete, consistent file (sizes, digest) whose header has ``field`` as raw JSON."""
+    import re
+
+    raw = _REAL[0] if _REAL else _REAL.append(_saved_bytes()) or _REAL[0]
+    hlen = struct.unpack("<Q", raw[12:20])[0]
+    name = field.split(b":")[0]
+    head = re.sub(name + rb":[^,]*", lambda m: field, raw[20 : 20 + hlen], count=1)
+    return _redigest(raw[:12] + struct.pack("<Q", len(head)) + head + raw[20 + hlen : -32])
+
+
+_REAL: list = []
+
+
+def _saved_bytes() -> bytes:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        sample_release().save(Path(d) / "r.dpg")
+        return (Path(d) / "r.dpg").read_bytes()
+
+
 def _valid_head(**fields) -> bytes:
     header = {"format": "dpgraph", "version": 1, "kind": "packed", "n": 3}
     header.update(fields)
@@ -211,8 +234,9 @@ def _valid_head(**fields) -> bytes:
     ("40 MiB for 3 nodes", lambda: _valid_head(nodes=["x" * (40 << 20)])),
     ("deep nesting", lambda: _valid_head()[:-1] + b',"nodes":' + b"[" * 10_000 + b"]" * 10_000
      + b"}"),
-    ("400-digit number", lambda: _valid_head()[:-1] + b',"epsilon":1' + b"0" * 400 + b"}"),
-    ("huge float", lambda: _valid_head()[:-1] + b',"epsilon":1e999}'),
+    ("400-digit number", lambda: _real_head(b'"epsilon":1' + b"0" * 400)),
+    ("huge float", lambda: _real_head(b'"epsilon":1e999')),
+    ("huge float payload", lambda: _real_head(b'"flip_probability":-1e999')),
     ("400-digit n", lambda: b'{"format":"dpgraph","version":1,"kind":"packed","n":1'
      + b"0" * 400 + b"}"),
 ])
@@ -220,7 +244,8 @@ def test_hostile_headers_are_refused_with_a_value_error(tmp_path, name, head):
     import tracemalloc
 
     path = tmp_path / "hostile.dpg"
-    path.write_bytes(_with_header(head()))
+    content = head()
+    path.write_bytes(content if content.startswith(dpgraph.graph.io.MAGIC) else _with_header(content))
     tracemalloc.start()
     try:
         with pytest.raises(ValueError):
