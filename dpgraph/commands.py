@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -122,7 +123,7 @@ def parse_nodes(spec: str, nodes: Sequence[Any], name: str) -> list:
 
 def _fmt(est: Any) -> tuple[str, str, str]:
     lo, hi = est.ci(0.95)
-    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.0f}, {hi:,.0f}]"
+    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.1f}, {hi:,.1f}]"
 
 
 # --------------------------------------------------------------------------- demo
@@ -227,8 +228,10 @@ def _release(args: argparse.Namespace) -> int:
         ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
     elif args.budget is not None:
         raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
-    R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
-                        keep=args.keep, target_edges=args.target_edges, ledger=ledger)
+    with warnings.catch_warnings():  # said once, below, in the command line's own words
+        warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
+        R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
+                            keep=args.keep, target_edges=args.target_edges, ledger=ledger)
     R.save(args.output)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")

@@ -174,7 +174,7 @@ def _cases():
         ("cut-S-unknown-node", lambda: R.cut([0, 99], [1]), ValueError, "S contains 1 node"),
         ("cut-T-unknown-node", lambda: R.cut([0], ["x"]), ValueError, "T contains 1 node"),
         ("cut-S-int", lambda: R.cut(3, [1]), TypeError, "S must be a collection"),
-        ("cut-T-None", lambda: R.cut([0], None), TypeError, "T must be a collection"),
+        ("cut-T-str", lambda: R.cut([0], "12"), TypeError, "T must be a collection"),
         ("cut-S-str", lambda: R.cut("01", [2]), TypeError, "S must be a collection"),
         ("cut-S-unhashable", lambda: R.cut([[0]], [2]), TypeError, "S contains unhashable"),
         ("cuts-pairs-not-tuples", lambda: R.cuts([[0, 1, 2]]), TypeError, r"pairs\[0\]"),
@@ -421,9 +421,11 @@ def test_fuzz_release_and_cut_invariants(case):
     rows = len(S) * len(T)
     assert math.isfinite(est.value) and math.isfinite(est.std) and est.std > 0
     lo, hi = est.ci(0.95)
-    assert 0 <= lo <= hi <= rows
+    assert lo <= est.value <= hi  # an error bar around its own value
     proper = R.cut(S, T, proper=True)
     assert 0 <= proper.value <= rows and proper.value == round(proper.value)
+    lo, hi = proper.ci(0.95)
+    assert 0 <= lo <= proper.value <= hi <= rows
     # the unbiased estimate is (observed - p' rows) / (1 - 2p') with 0 <= observed <= rows
     p = R.flip_probability
     assert -p * rows / (1 - 2 * p) - 1e-6 <= est.value <= (1 - p) * rows / (1 - 2 * p) + 1e-6

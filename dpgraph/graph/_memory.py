@@ -55,16 +55,21 @@ def release_bytes(n: int, directed: bool, sparse: bool) -> int:
     return encoded + 8 * words + 12 * 8 * min(words, _GROUP_WORDS)
 
 
-def check_release_fits(G: Any, directed: bool, sparse: bool) -> None:
+def check_release_fits(G: Any, directed: bool, sparse: bool, nodes: Any = None) -> None:
     """Refuse, before encoding ``G`` or allocating anything, a release that cannot fit.
 
-    Only ``G.number_of_nodes()`` is read (the vertex set is public); inputs
-    that are not graphs are left to the validation that follows.
+    Only the public node count is read: ``len(nodes)`` when given, else
+    ``G.number_of_nodes()`` or a matrix's number of rows; inputs whose count
+    is unknown are left to the validation that follows.
     """
+    n = None
+    if nodes is not None and hasattr(nodes, "__len__"):
+        n = len(nodes)
     count = getattr(G, "number_of_nodes", None)
-    if not callable(count):
-        return
-    n = count()
+    if callable(count):
+        n = max(n or 0, count())
+    elif n is None and hasattr(G, "shape") and hasattr(G, "nnz"):  # a scipy.sparse matrix
+        n = G.shape[0]
     if not isinstance(n, int) or n < 2:
         return
     kind = "sparse" if sparse else "dense"

@@ -213,9 +213,9 @@ class IOMixin:
             "n": n,
             "directed": bool(self.directed),
             "epsilon": float(self.epsilon),
-            "flip_numerator": str(int(rr.move_numerator)),
+            "flip_numerator": str(int(rr.flip_numerator)),
             "flip_bits": int(rr.bits),
-            "flip_probability": float(rr.move_probability),
+            "flip_probability": float(rr.flip_probability),
             "keep": float(self.keep),
             "channel": None if default_channel else {
                 "d": float(self.channel.d), "r": [float(x) for x in self.channel.r]},
@@ -233,7 +233,10 @@ class IOMixin:
                 f"{_LABEL_BYTES} bytes a node on average; relabel the graph with shorter labels")
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=path.parent if str(path.parent) else ".")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():  # name the requested path, not the temporary file
+            raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
+        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
@@ -386,12 +389,12 @@ def load(path: PathLike, *, verify_key: Any = None) -> Any:
             raise ValueError(f"{path.name}: epsilon or flip probability out of range")
         # everything the estimators use derives from the certified numerators
         rr = rr_probabilities(epsilon, 2)
-        if rr.move_numerator != numerator or not rr.certify():
+        if rr.flip_numerator != numerator or not rr.certify():
             raise ValueError(
                 f"{path.name}: its flip numerator is not the certified one of epsilon={epsilon}; "
                 "refusing it"
             )
-        if header.get("flip_probability") != float(rr.move_probability):
+        if header.get("flip_probability") != float(rr.flip_probability):
             raise ValueError(f"{path.name}: header flip_probability disagrees with flip_numerator; "
                              "the file is corrupted")
         labels = [_label_from_json(v) for v in nodes]
