@@ -255,6 +255,28 @@ def test_saved_file_reveals_no_input_edge(tmp_path):
     assert _fingerprint(R2) == _fingerprint(R)
 
 
+@pytest.mark.parametrize("kind", ["array", "matrix", "file"])
+def test_other_inputs_leave_nothing_behind(kind, tmp_path):
+    """Edge arrays, matrices and files: no reference to the input, no shared memory."""
+
+    G = nx.convert_node_labels_to_integers(labelled_graph(3))
+    edges = np.array(list(G.edges()), dtype=np.int64)
+    if kind == "array":
+        X = edges
+    elif kind == "matrix":
+        X = nx.to_scipy_sparse_array(G, nodelist=range(40), format="csr")
+    else:
+        X = tmp_path / "edges.txt"
+        X.write_text("".join(f"{u} {v}\n" for u, v in edges.tolist()))
+    R = dpgraph.release(X, 1.0, seed=SecureRandom(key=bytes(16)), nodes=range(40))
+    objects = reachable(R)
+    assert not any(o is X for o in objects)
+    inputs = [edges] if kind != "matrix" else [X.data, X.indices, X.indptr]
+    for a in (o for o in objects if isinstance(o, np.ndarray)):
+        assert not any(np.shares_memory(a, b) for b in inputs)
+    assert str(X) not in repr(R)
+
+
 def test_dense_release_does_no_superlinear_work_on_the_edges(monkeypatch):
     """Timing channel: a release's time may grow with the edge count m only through
     linear passes (reading the graph, one XOR pass), never an O(m log m) sort of the
