@@ -16,7 +16,15 @@ from typing import Any, Hashable, Iterable, Sequence
 import networkx as nx
 import numpy as np
 
-__all__ = ["EncodedGraph", "encode_graph", "canonical_node_order", "NodeIndex"]
+__all__ = [
+    "EncodedGraph",
+    "encode_graph",
+    "canonical_node_order",
+    "NodeIndex",
+    "pair_count",
+    "pair_index",
+    "pair_from_index",
+]
 
 
 def canonical_node_order(nodes: Iterable[Hashable]) -> list:
@@ -88,10 +96,32 @@ class NodeIndex:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def find(self, labels: Iterable[Hashable]) -> np.ndarray:
+        """Positions of node labels, -1 where a label is not a node (no error raised).
+
+        Examples
+        --------
+        >>> NodeIndex(["a", "b"]).find(["b", "z"]).tolist()
+        [1, -1]
+        """
+        if self._ints is not None and isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
+            n = self._ints.size
+            pos = np.minimum(np.searchsorted(self._ints, labels), n - 1)
+            return np.where(self._ints[pos] == labels, pos, -1).astype(np.int64)
+        items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+        get = self._pos.get
+        try:
+            return np.fromiter((get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        except TypeError:
+            raise TypeError("node labels must be hashable") from None
+
     def indices(self, labels: Any, name: str) -> np.ndarray:
         """Positions of a collection of node labels (duplicates removed, sorted).
 
-        Raises ValueError naming ``name`` if it is empty or has unknown nodes.
+        A numpy boolean array of length n is a mask over the nodes (position
+        i selected when ``labels[i]`` is True); a dict is refused (TypeError)
+        rather than read as its keys.  Raises ValueError naming ``name`` if it
+        is empty or has unknown nodes.
         """
         if labels is None:
             raise TypeError(f"{name} must be a collection of nodes, not None")
@@ -100,6 +130,16 @@ class NodeIndex:
                 f"{name} must be a collection of nodes (list, set, array), "
                 f"got {type(labels).__name__}"
             )
+        if isinstance(labels, dict):  # its keys would be taken silently
+            raise TypeError(f"{name} must be a collection of nodes, not a dict; pass list(d) "
+                            "if the keys are the nodes")
+        if isinstance(labels, np.ndarray) and labels.dtype == np.bool_:  # a mask over the nodes
+            if labels.ndim != 1 or labels.size != len(self.nodes):
+                raise ValueError(f"{name}: a boolean mask must have one entry per node "
+                                 f"({len(self.nodes)}), got shape {labels.shape}")
+            if not labels.any():
+                raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
+            return np.flatnonzero(labels)
         fast = self._int_fast(labels, name)
         if fast is not None:
             return fast
@@ -126,6 +166,12 @@ class NodeIndex:
         arr = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
+        if arr.dtype.kind == "u":  # compare as int64: uint64 vs int64 would go through float64
+            too_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
+            if too_big:
+                raise ValueError(f"{name} contains {too_big} node(s) that are not in the graph; "
+                                 "use labels from PrivateGraph.nodes")
+            arr = arr.astype(np.int64)
         n = self._ints.size
         if self._identity:
             pos = arr
@@ -182,6 +228,9 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         For a non-graph, a multigraph, self-loops, a directed graph without
         ``directed=True`` (or the reverse), or fewer than 2 nodes.
     """
+    from ..validation import check_bool
+
+    directed = check_bool(directed, "directed")  # "yes" or 1 would silently mean True
     if not isinstance(G, nx.Graph):
         raise TypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
     if G.is_multigraph():
@@ -214,3 +263,66 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         keep = rows < cols
         rows, cols = rows[keep], cols[keep]
     return EncodedGraph(index, rows.copy(), cols.copy(), bool(directed))
+
+
+def pair_count(n: int, directed: bool) -> int:
+    """Number of vertex pairs: n(n-1)/2, or n(n-1) ordered pairs if directed.
+
+    Examples
+    --------
+    >>> pair_count(4, False), pair_count(4, True)
+    (6, 12)
+    """
+    n = int(n)
+    return n * (n - 1) if directed else n * (n - 1) // 2
+
+
+# ---------------------------------------------------------------------------
+# the pair space, numbered without materializing it
+#
+# Undirected pair (i, j), i < j, has index i (2n - i - 1) / 2 + (j - i - 1);
+# directed pair (i, j), i != j, has index i (n - 1) + j - [j > i].
+# ---------------------------------------------------------------------------
+def _row_offset(i: np.ndarray, n: int) -> np.ndarray:
+    return i * (2 * n - i - 1) // 2
+
+
+def pair_index(rows: np.ndarray, cols: np.ndarray, n: int, directed: bool) -> np.ndarray:
+    """Row-major linear index of pairs (i, j) (i < j if undirected).
+
+    Examples
+    --------
+    >>> pair_index(np.array([0, 0, 1]), np.array([1, 2, 2]), 3, False).tolist()
+    [0, 1, 2]
+    """
+    i = np.asarray(rows, dtype=np.int64)
+    j = np.asarray(cols, dtype=np.int64)
+    if directed:
+        return i * (n - 1) + j - (j > i)
+    return _row_offset(i, n) + (j - i - 1)
+
+
+def pair_from_index(k: np.ndarray, n: int, directed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Invert :func:`pair_index`: (rows, cols) of linear pair indices.
+
+    Examples
+    --------
+    >>> r, c = pair_from_index(np.arange(6), 4, False)
+    >>> list(zip(r.tolist(), c.tolist()))
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    """
+    k = np.asarray(k, dtype=np.int64)
+    if directed:
+        i = k // (n - 1)
+        j = k - i * (n - 1)
+        return i, j + (j >= i)
+    b = 2.0 * n - 1.0
+    i = np.floor((b - np.sqrt(np.maximum(b * b - 8.0 * k.astype(np.float64), 0.0))) / 2.0)
+    i = np.clip(i.astype(np.int64), 0, n - 2)
+    for _ in range(64):  # float error is a few units at most; fix it exactly
+        low = _row_offset(i, n) > k
+        high = _row_offset(i + 1, n) <= k
+        if not (low.any() or high.any()):
+            break
+        i = i - low + high
+    return i, k - _row_offset(i, n) + i + 1

@@ -25,14 +25,17 @@ of (keep_numerator, flip_numerator).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .sparse import SparseAdjacency
 
 __all__ = ["sparse_payload", "sparse_read"]
 
 
-def sparse_payload(adj: Any) -> tuple[dict, np.ndarray]:
+def sparse_payload(adj: SparseAdjacency) -> tuple[dict, np.ndarray]:
     """Header fields and payload bytes of a SparseAdjacency.
 
     Examples
@@ -51,12 +54,12 @@ def sparse_payload(adj: Any) -> tuple[dict, np.ndarray]:
     meta = {
         "stored_pairs": int(indices.size),
         "index_bytes": int(indices.itemsize),
-        "keep_numerator": str(int(getattr(adj, "keep_numerator", 1 << 64))),
+        "keep_numerator": str(int(adj.keep_numerator)),
     }
     return meta, payload
 
 
-def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
+def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> SparseAdjacency:
     """Rebuild and validate a SparseAdjacency from a payload and its header.
 
     Raises
@@ -66,11 +69,15 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
         is not a row of the database.
     """
     from ..core.probabilities import RRProbabilities
-    from .sparse import SparseAdjacency, SubsampledProbabilities, pair_index
+    from .encoding import pair_index
+    from .sparse import SparseAdjacency, SubsampledProbabilities
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")
+    raw = header.get("keep_numerator")
     try:
-        keep_numerator = int(header.get("keep_numerator", ""))
+        if not (isinstance(raw, str) and raw.isdigit() and len(raw) <= 20):
+            raise ValueError
+        keep_numerator = int(raw)
     except ValueError:
         raise ValueError("file header: keep_numerator is missing or malformed") from None
     if not (isinstance(E, int) and E >= 0 and width in (4, 8) and 1 <= keep_numerator <= 1 << 64):
@@ -93,7 +100,7 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
     if not isinstance(ch, dict):  # the estimators must use the exact subsampled channel
         raise ValueError("file header: a sparse release needs its channel; the file is corrupted")
     rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
-                         move_numerator=int(header["flip_numerator"]))
+                         flip_numerator=int(header["flip_numerator"]))
     probs = SubsampledProbabilities(rr, keep_numerator)
     if float(header.get("keep", -1)) != float(probs.keep):
         raise ValueError("file header: keep does not match keep_numerator; the file is corrupted")
@@ -101,6 +108,4 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
     if float(ch.get("d", -1)) != exact.d or [float(x) for x in ch.get("r", [])] != exact.r.tolist():
         raise ValueError("file header: channel does not match keep_numerator and "
                          "flip_numerator; the file is corrupted")
-    adj = SparseAdjacency(indptr, indices, n, directed)
-    adj.keep_numerator = keep_numerator
-    return adj
+    return SparseAdjacency(indptr, indices, n, directed, keep_numerator=keep_numerator)
