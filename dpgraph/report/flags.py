@@ -1,0 +1,100 @@
+"""Reading resolvability and detectability off the analytics' results.
+
+Estimates may carry a ``resolved`` flag (False when the release cannot
+resolve the statistic at this epsilon) and community results a
+detectability flag.  These helpers use such a flag when the object has one
+and otherwise decide from the numbers themselves, and say which they did.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Resolution", "resolution", "Detectability", "detectability"]
+
+_RESOLVED_ATTRS = ("resolved", "resolvable")
+_DETECTED_ATTRS = ("detectable", "detected", "structure_detected", "resolved")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Whether an estimate resolves its statistic, and why we say so.
+
+    Attributes
+    ----------
+    resolved : bool or None
+        None when the estimate has no error bar at all.
+    source : str
+        ``"estimator"`` (the estimate's own flag) or ``"std vs range"``
+        (std compared with the width of the feasible range).
+    """
+
+    resolved: bool | None
+    source: str
+
+
+def resolution(est: Any) -> Resolution:
+    """Resolvability of an :class:`~dpgraph.Estimate`.
+
+    The estimate's own ``resolved``/``resolvable`` attribute when present;
+    otherwise unresolved when its std exceeds the width of its feasible range
+    ``high - low`` (the noise alone spans every possible answer).
+
+    Examples
+    --------
+    >>> from dpgraph.core import Estimate
+    >>> resolution(Estimate(0.5, 2.0, 0.0, 1.0)).resolved
+    False
+    >>> resolution(Estimate(0.5, 0.1, 0.0, 1.0))
+    Resolution(resolved=True, source='std vs range')
+    """
+    for attr in _RESOLVED_ATTRS:
+        flag = getattr(est, attr, None)
+        if isinstance(flag, (bool, np.bool_)):
+            return Resolution(bool(flag), "estimator")
+    std = float(est.std)
+    if not math.isfinite(std):
+        return Resolution(None, "no error bar")
+    width = float(est.high) - float(est.low)
+    return Resolution(bool(std <= width), "std vs range")
+
+
+@dataclass(frozen=True)
+class Detectability:
+    """Whether a community result shows structure the release can resolve.
+
+    Attributes
+    ----------
+    detected : bool
+    structural : int
+        Eigenvalues of the debiased adjacency above the noise edge beyond the
+        first (which carries the overall density).
+    source : str
+        ``"communities"`` (the result's own flag) or ``"spectrum and modularity"``.
+    """
+
+    detected: bool
+    structural: int
+    source: str
+
+
+def detectability(comm: Any) -> Detectability:
+    """Detectability of a community result.
+
+    Its own flag when present; otherwise community structure counts as
+    detected when at least one eigenvalue beyond the leading one exceeds
+    the noise edge and the debiased modularity's 95% interval excludes 0.
+    """
+    ev = np.sort(np.asarray(getattr(comm, "eigenvalues", []), float))[::-1]
+    edge = float(getattr(comm, "noise_edge", math.inf))
+    structural = max(int(np.sum(ev > edge)) - 1, 0)
+    for attr in _DETECTED_ATTRS:
+        flag = getattr(comm, attr, None)
+        if isinstance(flag, (bool, np.bool_)):
+            return Detectability(bool(flag), structural, "communities")
+    lo, _ = comm.modularity.ci(0.95)
+    return Detectability(bool(structural >= 1 and lo > 0), structural, "spectrum and modularity")
