@@ -111,7 +111,7 @@ def _degree_section(R: Any, progress: Callable, timings: list) -> dict:
         out["note"] = f"Not computed: {exc}"
         return out
     h, band = _distribution_and_band(res)
-    released = np.asarray(R.to_scipy_sparse("csr").sum(axis=1)).ravel()
+    released = _released_degrees(R)
     out["svg"] = _timed(progress, timings, "degree figure",
                         lambda: figures.degree_figure(h, band, released, _Z95 * deg_std))
     out["band"] = band is not None
@@ -119,6 +119,13 @@ def _degree_section(R: Any, progress: Callable, timings: list) -> dict:
     out["mean_fit"] = _fmt(float(h @ k))
     out["released_mean"] = _fmt(float(released.mean()))
     return out
+
+
+def _released_degrees(R: Any) -> np.ndarray:
+    """Raw degrees of the released graph (public accessor when the release has one)."""
+    if callable(getattr(R, "released_degrees", None)):
+        return np.asarray(R.released_degrees())
+    return np.asarray(R.to_scipy_sparse("csr").sum(axis=1)).ravel()
 
 
 def _distribution_and_band(res: Any) -> tuple[np.ndarray, tuple | None]:
