@@ -125,7 +125,7 @@ def test_flags_prefer_the_estimators_own_and_fall_back_to_std_vs_range():
         resolved = False
 
     assert resolution(Flagged(0.5, 0.01, 0.0, 1.0)).resolved is False
-    assert resolution(Flagged(0.5, 0.01, 0.0, 1.0)).source == "estimator"
+    assert resolution(Flagged(0.5, 0.01, 0.0, 1.0)).source == "the estimator's flag"
     assert resolution(Estimate(0.5, 1.01, 0.0, 1.0)).resolved is False
     assert resolution(Estimate(0.5, 0.99, 0.0, 1.0)).resolved is True
     assert resolution(Estimate(0.5, float("nan"), 0.0, 1.0)).resolved is None

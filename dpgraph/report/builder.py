@@ -65,8 +65,8 @@ def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
                 R.edge_count(), 2.0 / n)),
             ("triangles", "number of triangles", R.triangles),
             ("wedges", "number of 2-paths", R.wedges),
-            ("transitivity", "global clustering 3 T / W (delta-method std)", R.transitivity),
-            ("average clustering", "mean local clustering (approximate std)", R.average_clustering),
+            ("transitivity", "global clustering 3 T / W", R.transitivity),
+            ("average clustering", "mean local clustering", R.average_clustering),
             ("degree assortativity", "Pearson correlation of degrees at an edge",
              R.degree_assortativity),
         ]

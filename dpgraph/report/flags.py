@@ -29,7 +29,7 @@ class Resolution:
     resolved : bool or None
         None when the estimate has no error bar at all.
     source : str
-        ``"estimator"`` (the estimate's own flag) or ``"std vs range"``
+        ``"the estimator's flag"`` (the estimate's own) or ``"std vs range"``
         (std compared with the width of the feasible range).
     """
 
@@ -55,7 +55,7 @@ def resolution(est: Any) -> Resolution:
     for attr in _RESOLVED_ATTRS:
         flag = getattr(est, attr, None)
         if isinstance(flag, (bool, np.bool_)):
-            return Resolution(bool(flag), "estimator")
+            return Resolution(bool(flag), "the estimator's flag")
     std = float(est.std)
     if not math.isfinite(std):
         return Resolution(None, "no error bar")
