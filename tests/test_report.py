@@ -190,3 +190,24 @@ def test_report_renders_in_headless_chromium(sbm_page, tmp_path):
     assert (gray < 0.5).mean() > 0.01  # text and figures drawn in dark ink
     header = img[5:40, 50:1000]  # the coloured title bar rendered from the inline CSS
     assert np.abs(header[..., 2] - header[..., 0]).mean() > 0.2
+
+
+def test_degree_band_is_read_from_the_distribution_and_drawn():
+    from dpgraph.report import figures
+    from dpgraph.report.flags import distribution_band
+
+    class Banded(np.ndarray):  # the shape of a histogram that carries its band
+        pass
+
+    h = np.array([0.1, 0.4, 0.3, 0.2])
+    d = h.view(Banded)
+    d.lower, d.upper = h * 0.5, np.minimum(h * 1.5, 1.0)
+    got, band = distribution_band(d)
+    assert np.array_equal(got, h) and np.array_equal(band[0], h * 0.5)
+    assert distribution_band(h)[1] is None
+    d.lower = h[:2]  # a band of the wrong length is not used
+    assert distribution_band(d)[1] is None
+    released = np.array([1, 2, 2, 3])
+    with_band = figures.degree_figure(h, (h * 0.5, h * 1.5), released, 1.0)
+    assert "uncertainty band" in with_band
+    assert "uncertainty band" not in figures.degree_figure(h, None, released, 1.0)

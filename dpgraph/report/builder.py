@@ -14,7 +14,7 @@ from .. import __version__
 from ..core import count_estimate
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures
-from .flags import detectability, resolution
+from .flags import detectability, distribution_band, resolution
 
 __all__ = ["build_report", "render_report", "report_context"]
 
@@ -110,11 +110,12 @@ def _degree_section(R: Any, progress: Callable, timings: list) -> dict:
     except (MemoryError, ValueError) as exc:
         out["note"] = f"Not computed: {exc}"
         return out
-    h, band = _distribution_and_band(res)
+    h, band = distribution_band(res)
     released = _released_degrees(R)
     out["svg"] = _timed(progress, timings, "degree figure",
                         lambda: figures.degree_figure(h, band, released, _Z95 * deg_std))
     out["band"] = band is not None
+    out["band_level"] = _fmt(100 * float(getattr(res, "level", 0.95)), 3)
     k = np.arange(h.size)
     out["mean_fit"] = _fmt(float(h @ k))
     out["released_mean"] = _fmt(float(released.mean()))
@@ -126,18 +127,6 @@ def _released_degrees(R: Any) -> np.ndarray:
     if callable(getattr(R, "released_degrees", None)):
         return np.asarray(R.released_degrees())
     return np.asarray(R.to_scipy_sparse("csr").sum(axis=1)).ravel()
-
-
-def _distribution_and_band(res: Any) -> tuple[np.ndarray, tuple | None]:
-    """(histogram, (low, high) band or None) from what degree_distribution returned."""
-    for lo_name, hi_name in (("low", "high"), ("lower", "upper")):
-        if hasattr(res, lo_name) and hasattr(res, hi_name):
-            h = next((getattr(res, a) for a in ("histogram", "h", "value", "pmf") if hasattr(res, a)),
-                     None)
-            if h is not None:
-                return np.asarray(h, float), (np.asarray(getattr(res, lo_name), float),
-                                              np.asarray(getattr(res, hi_name), float))
-    return np.asarray(res, float), None
 
 
 def _community_section(R: Any, progress: Callable, timings: list) -> dict:

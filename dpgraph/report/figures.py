@@ -35,42 +35,53 @@ def _figure(width: float = 6.4, height: float = 3.6):
 
 def degree_figure(h: np.ndarray, band: tuple[np.ndarray, np.ndarray] | None,
                   released: np.ndarray, half_width: float) -> str:
-    """Complementary CDF of the estimated degree distribution (log-log), band if known.
+    """Estimated degree distribution: its histogram (with the pointwise band when
+    known) and its complementary CDF against the released graph's raw degrees.
 
-    ``released`` are the released graph's raw degrees, drawn for contrast:
-    the noise adds about p'(n-1) to every degree.
+    The raw degrees are drawn for contrast: the noise adds about p'(n-1) to
+    every degree.  Both panels are log-log; fractions below half a node are
+    not drawn (they carry no information).
     """
-    fig = _figure()
-    ax = fig.add_subplot()
-    k = np.arange(1, h.size)
+    from matplotlib.figure import Figure
 
-    def ccdf(p: np.ndarray) -> np.ndarray:
-        return np.clip(1.0 - np.cumsum(p)[:-1], 0.0, 1.0)  # P(degree >= k), k = 1..n-1
-
+    fig = Figure(figsize=(9.6, 3.6))
+    ax_pmf, ax_cdf = fig.subplots(1, 2)
+    h = np.asarray(h, float)
     n = released.size
-    floor = 0.5 / n  # below one node in n the tail carries no information
-    y = ccdf(np.asarray(h, float))
-    # a log-spaced subset of degrees keeps the SVG small without changing the picture
-    idx = np.unique(np.geomspace(1, k.size, 400).astype(int) - 1)
-    keep = idx[y[idx] >= floor]
-    ax.step(k[keep], y[keep], where="post", color="C0", lw=1.6, label="estimated (debiased)")
+    floor = 0.5 / n
+    d = np.arange(h.size)
+    idx = np.unique(np.geomspace(1, h.size - 1, 500).astype(int))  # log-spaced degrees >= 1
     if band is not None:
-        lo, hi = ccdf(np.asarray(band[0], float))[idx], ccdf(np.asarray(band[1], float))[idx]
-        ax.fill_between(k[idx], np.minimum(lo, hi), np.maximum(lo, hi), step="post", color="C0",
-                        alpha=0.25, label="uncertainty band")
+        lo, hi = np.asarray(band[0], float)[idx], np.asarray(band[1], float)[idx]
+        ax_pmf.fill_between(d[idx], np.maximum(lo, floor), np.maximum(hi, floor), color="C0",
+                            alpha=0.25, lw=0, label="uncertainty band")
+    show = idx[h[idx] >= floor]
+    ax_pmf.plot(d[show], h[show], color="C0", lw=1.4, label="estimated fraction")
+    ax_pmf.set_xscale("log")
+    ax_pmf.set_yscale("log")
+    ax_pmf.set_ylim(floor, 1.0)
+    ax_pmf.set_xlabel("degree d")
+    ax_pmf.set_ylabel("fraction of nodes with degree d")
+    ax_pmf.set_title("Estimated degree histogram", fontsize=10)
+    ax_pmf.legend(fontsize=8, loc="lower left")
+    ax_pmf.grid(alpha=0.3, which="both", lw=0.4)
+
+    tail = np.clip(1.0 - np.cumsum(h) + h, 0.0, 1.0)  # P(degree >= d)
+    keep = idx[tail[idx] >= floor]
+    ax_cdf.step(d[keep], tail[keep], where="post", color="C0", lw=1.6, label="estimated (debiased)")
     vals, counts = np.unique(np.asarray(released, np.int64), return_counts=True)
-    r_ccdf = 1.0 - (np.cumsum(counts) - counts) / n  # fraction with released degree >= value
+    r_tail = 1.0 - (np.cumsum(counts) - counts) / n  # fraction with released degree >= value
     pos = vals > 0
-    ax.step(vals[pos], r_ccdf[pos], where="post", color="C3", lw=1.0, ls="--",
-            label="released graph (raw, biased)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_ylim(floor, 1.5)
-    ax.set_xlabel("degree k")
-    ax.set_ylabel("fraction of nodes with degree >= k")
-    ax.set_title(f"Degree distribution (one node's degree: +/- {half_width:.3g} at 95%)", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
-    ax.grid(alpha=0.3, which="both", lw=0.4)
+    ax_cdf.step(vals[pos], r_tail[pos], where="post", color="C3", lw=1.0, ls="--",
+                label="released graph (raw, biased)")
+    ax_cdf.set_xscale("log")
+    ax_cdf.set_yscale("log")
+    ax_cdf.set_ylim(floor, 1.5)
+    ax_cdf.set_xlabel("degree d")
+    ax_cdf.set_ylabel("fraction of nodes with degree >= d")
+    ax_cdf.set_title(f"Tail (one node's degree: +/- {half_width:.3g} at 95%)", fontsize=10)
+    ax_cdf.legend(fontsize=8, loc="lower left")
+    ax_cdf.grid(alpha=0.3, which="both", lw=0.4)
     fig.tight_layout()
     return svg(fig)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Resolution", "resolution", "Detectability", "detectability"]
+__all__ = ["Resolution", "resolution", "Detectability", "detectability", "distribution_band"]
 
 _RESOLVED_ATTRS = ("resolved", "resolvable")
 _DETECTED_ATTRS = ("detectable", "detected", "structure_detected", "resolved")
@@ -98,3 +98,29 @@ def detectability(comm: Any) -> Detectability:
             return Detectability(bool(flag), structural, "communities")
     lo, _ = comm.modularity.ci(0.95)
     return Detectability(bool(structural >= 1 and lo > 0), structural, "spectrum and modularity")
+
+
+def distribution_band(res: Any) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """(histogram, pointwise (lower, upper) band or None) from a degree distribution result.
+
+    Accepts a plain array (no band) or an array or object carrying
+    ``lower``/``upper`` (or ``low``/``high``) arrays of the same length.
+
+    Examples
+    --------
+    >>> h, band = distribution_band(np.array([0.5, 0.5]))
+    >>> band is None
+    True
+    """
+    if isinstance(res, np.ndarray):
+        h = np.asarray(res, dtype=float)
+    else:
+        h = next((np.asarray(getattr(res, a), float) for a in ("histogram", "h", "value", "pmf")
+                  if getattr(res, a, None) is not None), None)
+        if h is None:
+            h = np.asarray(res, dtype=float)
+    for lo_name, hi_name in (("lower", "upper"), ("low", "high")):
+        lo, hi = getattr(res, lo_name, None), getattr(res, hi_name, None)
+        if lo is not None and hi is not None and np.shape(lo) == h.shape == np.shape(hi):
+            return h, (np.asarray(lo, float), np.asarray(hi, float))
+    return h, None
