@@ -158,13 +158,43 @@ def cut_std(nodes: int, epsilon: float, sides: Sequence[int], directed: bool = F
 
 
 def edge_count_std(nodes: int, epsilon: float, directed: bool = False) -> float:
-    """Exact std of the debiased edge count (all N vertex pairs)."""
+    """Exact std of the debiased edge count (all N vertex pairs).
+
+    Parameters
+    ----------
+    nodes : int
+        Number of nodes (>= 2).
+    epsilon : float
+        Privacy parameter per vertex pair.
+    directed : bool, default False
+        N = n(n-1) ordered pairs if True, n(n-1)/2 otherwise.
+
+    Examples
+    --------
+    >>> edge_count_std(4039, 1.0) == count_std(4039 * 4038 // 2, 1.0)
+    True
+    """
     nodes = _int(nodes, "nodes", 2)
     return count_std(_pairs(nodes, bool(directed)), epsilon)
 
 
 def degree_std(nodes: int, epsilon: float, directed: bool = False) -> float:
-    """Exact std of one node's debiased degree (out-degree if directed): n - 1 rows."""
+    """Exact std of one node's debiased degree (out-degree if directed): n - 1 rows.
+
+    Parameters
+    ----------
+    nodes : int
+        Number of nodes (>= 2).
+    epsilon : float
+        Privacy parameter per vertex pair.
+    directed : bool, default False
+        Out-degrees of a directed release cover the same n - 1 rows.
+
+    Examples
+    --------
+    >>> degree_std(100, 2.0) == count_std(99, 2.0)
+    True
+    """
     nodes = _int(nodes, "nodes", 2)
     return count_std(nodes - 1, epsilon)
 
@@ -214,6 +244,17 @@ def triangle_variance_terms(
 def triangle_std(nodes: int, epsilon: float, edges: float, wedges: float | None = None,
                  four_cycles: float | None = None) -> float:
     """Std of the unbiased triangle count under an assumed graph (exact given m, W, C4).
+
+    Parameters
+    ----------
+    nodes : int
+        Number of nodes (>= 3); undirected releases.
+    epsilon : float
+        Privacy parameter per vertex pair.
+    edges : float
+        Assumed number of edges m.
+    wedges, four_cycles : float, optional
+        Assumed W and C4 (defaults in the module docstring).
 
     Examples
     --------
