@@ -211,3 +211,16 @@ def test_degree_band_is_read_from_the_distribution_and_drawn():
     with_band = figures.degree_figure(h, (h * 0.5, h * 1.5), released, 1.0)
     assert "uncertainty band" in with_band
     assert "uncertainty band" not in figures.degree_figure(h, None, released, 1.0)
+
+
+def test_subsampled_release_uses_its_own_channel():
+    from dpgraph.core import count_estimate
+
+    R = _release(nx.gnp_random_graph(120, 0.05, seed=3), 1.0, keep=0.3)
+    ctx = report_context(R)
+    row = next(r for r in ctx["cut_table"] if r["sides"] == "10 x 10")
+    assert float(row["std"]) == pytest.approx(count_estimate(0.0, 100.0, R.channel).std, rel=1e-3)
+    assert float(row["std"]) != pytest.approx(cut_std(120, 1.0, (10, 10)), rel=1e-2)
+    page = render_report(ctx)
+    assert "subsampled release" in page
+    _parse(page)
