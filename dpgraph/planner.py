@@ -463,7 +463,7 @@ class Plan:
 def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: str):
     if statistic == "cut":
         if sides is None:
-            raise ValueError("the cut std needs sides=(|S|, |T|)")
+            raise ValueError("the cut std needs sides=(|S|, |T|) (command line: --sides A,B)")
         return lambda e: cut_std(nodes, e, sides, directed)
     if statistic == "edge_count":
         return lambda e: edge_count_std(nodes, e, directed)
@@ -473,12 +473,14 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
         if directed:
             raise ValueError(f"{statistic} is planned for undirected releases only (directed=False)")
         if a.get("edges") is None:
-            raise ValueError(f"the {statistic} std depends on the graph: pass an assumed edges=")
+            raise ValueError(f"the {statistic} std depends on the graph: pass an assumed edges= "
+                             "(command line: --assumed-edges)")
         kw = {"wedges": a.get("wedges"), "four_cycles": a.get("four_cycles")}
         if statistic == "triangles":
             return lambda e: triangle_std(nodes, e, a["edges"], **kw)
         if a.get("transitivity") is None:
-            raise ValueError("the transitivity std needs an assumed transitivity=")
+            raise ValueError("the transitivity std needs an assumed transitivity= "
+                         "(command line: --assumed-transitivity)")
         return lambda e: transitivity_std(nodes, e, a["edges"], a["transitivity"], **kw)
     raise ValueError(
         f"statistic must be one of cut, edge_count, degree, triangles, transitivity; got {statistic!r}"
