@@ -16,6 +16,7 @@ from .graph import PrivateGraph, release
 from .exceptions import BudgetExceededError, SeededReleaseWarning
 from .graph.io import load
 from .ledger import PrivacyLedger
+from .planner import plan  # accuracy of a release from public quantities
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,7 @@ __all__ = [
     "release",
     "load",
     "PrivacyLedger",
+    "plan",
     "BudgetExceededError",
     "SeededReleaseWarning",
     "__version__",

@@ -121,7 +121,7 @@ def _releases(G, eps, reps, stat):
 def test_cut_edge_and_degree_std_against_simulated_releases(eps):
     G = nx.barabasi_albert_graph(60, 3, seed=2)
     S, T = list(range(20)), list(range(20, 50))
-    p = planner.plan(60, eps, sides=(20, 30))
+    p = dpgraph.plan(60, eps, sides=(20, 30))  # the top-level name
     sims = np.array([
         (R.cut(S, T).value, R.edge_count().value, R.degrees()[0].value)
         for R in (dpgraph.release(G, epsilon=eps, seed=7000 + s) for s in range(400))
