@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core import count_estimate, rr_probabilities
+from .core import Channel, count_estimate, rr_probabilities
 
 __all__ = [
     "Plan",
@@ -107,8 +107,8 @@ def _check_sides(sides: Any, nodes: int) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- exact stds
-def _channel(epsilon: float):
-    return rr_probabilities(epsilon).channel
+def _channel(epsilon: float) -> Channel:
+    return Channel.randomized_response(rr_probabilities(epsilon))
 
 
 def count_std(rows: int, epsilon: float) -> float:
@@ -119,7 +119,7 @@ def count_std(rows: int, epsilon: float) -> float:
 
     Examples
     --------
-    >>> p = rr_probabilities(1.0).move_probability
+    >>> p = rr_probabilities(1.0).flip_probability
     >>> abs(count_std(100, 1.0) - (100 * p * (1 - p)) ** 0.5 / (1 - 2 * p)) < 1e-12
     True
     """
@@ -410,7 +410,7 @@ class Plan:
         """One row per epsilon: epsilon, p' and the std of every planned statistic."""
         rows = []
         for eps in epsilons:
-            row = {"epsilon": float(eps), "flip_probability": rr_probabilities(eps).move_probability}
+            row = {"epsilon": float(eps), "flip_probability": rr_probabilities(eps).flip_probability}
             for name in self.stds:
                 row[f"{name}_std"] = self.std_at(name, eps)
             rows.append(row)
@@ -585,5 +585,5 @@ def plan(
         if "transitivity" in assumptions:
             names.append("transitivity")
     stds = {k: _std_function(nodes, directed, sides, assumptions, k)(rr.epsilon) for k in names}
-    return Plan(nodes, directed, rr.epsilon, rr.move_probability, rr.realized_epsilon, stds,
+    return Plan(nodes, directed, rr.epsilon, rr.flip_probability, rr.realized_epsilon, stds,
                 sides, assumptions, target)

@@ -124,19 +124,19 @@ def test_flags_prefer_the_estimators_own_and_fall_back_to_std_vs_range():
     class Flagged(Estimate):
         resolved = False
 
-    assert resolution(Flagged(0.5, 0.01, 0.0, 1.0)).resolved is False
-    assert resolution(Flagged(0.5, 0.01, 0.0, 1.0)).source == "the estimator's flag"
-    assert resolution(Estimate(0.5, 1.01, 0.0, 1.0)).resolved is False
-    assert resolution(Estimate(0.5, 0.99, 0.0, 1.0)).resolved is True
-    assert resolution(Estimate(0.5, float("nan"), 0.0, 1.0)).resolved is None
+    assert resolution(Flagged(0.5, 0.01, feasible_range=(0.0, 1.0))).resolved is False
+    assert resolution(Flagged(0.5, 0.01, feasible_range=(0.0, 1.0))).source == "the estimator's flag"
+    assert resolution(Estimate(0.5, 1.01, feasible_range=(0.0, 1.0))).resolved is False
+    assert resolution(Estimate(0.5, 0.99, feasible_range=(0.0, 1.0))).resolved is True
+    assert resolution(Estimate(0.5, float("nan"), feasible_range=(0.0, 1.0))).resolved is None
 
     class Comm:
         eigenvalues = np.array([10.0, 6.0, 1.0])
         noise_edge = 5.0
-        modularity = Estimate(0.3, 0.01, -0.5, 1.0)
+        modularity = Estimate(0.3, 0.01, feasible_range=(-0.5, 1.0))
 
     assert detectability(Comm()).detected is True and detectability(Comm()).structural == 1
-    Comm.modularity = Estimate(0.01, 0.1, -0.5, 1.0)
+    Comm.modularity = Estimate(0.01, 0.1, feasible_range=(-0.5, 1.0))
     assert detectability(Comm()).detected is False
     Comm.detectable = True
     assert detectability(Comm()).source == "communities" and detectability(Comm()).detected

@@ -14,7 +14,7 @@ from .. import __version__
 from ..core import count_estimate
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures
-from .flags import detectability, distribution_band, resolution
+from .flags import detectability, distribution_band, feasible_range, resolution
 
 __all__ = ["build_report", "render_report", "report_context"]
 
@@ -84,7 +84,7 @@ def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
         rows.append({
             "name": key, "what": what, "value": _fmt(est.value), "std": _fmt(est.std),
             "ci": f"[{_fmt(lo)}, {_fmt(hi)}]" if math.isfinite(lo) else "no error bar",
-            "range": f"[{_fmt(est.low)}, {_fmt(est.high)}]",
+            "range": "[{}, {}]".format(*map(_fmt, feasible_range(est))),
             "exact": bool(est.exact_std) and res.resolved is not None,
             "resolved": res.resolved, "source": res.source,
         })
@@ -95,7 +95,9 @@ def _scaled(est: Any, c: float) -> Any:
     """A linear rescaling c * est of an estimate (post-processing of one number)."""
     from ..core import Estimate
 
-    return Estimate(est.value * c, est.std * c, est.low * c, est.high * c, est.exact_std)
+    lo, hi = feasible_range(est)
+    return Estimate(est.value * c, est.std * c, exact_std=est.exact_std,
+                    feasible_range=(lo * c, hi * c))
 
 
 def _degree_section(R: Any, progress: Callable, timings: list) -> dict:

@@ -14,10 +14,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Resolution", "resolution", "Detectability", "detectability", "distribution_band"]
+__all__ = ["Resolution", "resolution", "Detectability", "detectability", "distribution_band",
+           "feasible_range"]
 
 _RESOLVED_ATTRS = ("resolved", "resolvable")
 _DETECTED_ATTRS = ("detectable", "detected", "structure_detected", "resolved")
+
+
+def feasible_range(est: Any) -> tuple[float, float]:
+    """The (lower, upper) range an estimate's statistic is known to lie in."""
+    rng = getattr(est, "feasible_range", None)
+    if rng is None:  # estimates that spell it as two attributes
+        rng = (est.low, est.high)
+    return float(rng[0]), float(rng[1])
 
 
 @dataclass(frozen=True)
@@ -47,9 +56,9 @@ def resolution(est: Any) -> Resolution:
     Examples
     --------
     >>> from dpgraph.core import Estimate
-    >>> resolution(Estimate(0.5, 2.0, 0.0, 1.0)).resolved
+    >>> resolution(Estimate(0.5, 2.0, feasible_range=(0.0, 1.0))).resolved
     False
-    >>> resolution(Estimate(0.5, 0.1, 0.0, 1.0))
+    >>> resolution(Estimate(0.5, 0.1, feasible_range=(0.0, 1.0)))
     Resolution(resolved=True, source='std vs range')
     """
     for attr in _RESOLVED_ATTRS:
@@ -59,7 +68,8 @@ def resolution(est: Any) -> Resolution:
     std = float(est.std)
     if not math.isfinite(std):
         return Resolution(None, "no error bar")
-    width = float(est.high) - float(est.low)
+    lo, hi = feasible_range(est)
+    width = float(hi) - float(lo)
     return Resolution(bool(std <= width), "std vs range")
 
 
