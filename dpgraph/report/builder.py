@@ -148,7 +148,9 @@ def _community_section(R: Any, progress: Callable, timings: list) -> dict:
             f", ... ({len(sizes) - 12} more)" if len(sizes) > 12 else ""),
         "modularity": _fmt(q.value), "modularity_ci": f"[{_fmt(lo)}, {_fmt(hi)}]",
         "noise_edge": _fmt(comm.noise_edge),
-        "svg": figures.eigen_figure(comm.eigenvalues, comm.noise_edge),
+        "holdout": float(getattr(comm, "holdout", 0.0) or 0.0) > 0,
+        "svg": figures.eigen_figure(comm.eigenvalues, comm.noise_edge)
+        if np.size(comm.eigenvalues) and math.isfinite(float(comm.noise_edge)) else "",
     }
 
 

@@ -18,7 +18,7 @@ __all__ = ["Resolution", "resolution", "Detectability", "detectability", "distri
            "feasible_range"]
 
 _RESOLVED_ATTRS = ("resolved", "resolvable")
-_DETECTED_ATTRS = ("detectable", "detected", "structure_detected", "resolved")
+_DETECTED_ATTRS = ("resolvable", "detectable", "detected", "structure_detected", "resolved")
 
 
 def feasible_range(est: Any) -> tuple[float, float]:
@@ -84,7 +84,8 @@ class Detectability:
         Eigenvalues of the debiased adjacency above the noise edge beyond the
         first (which carries the overall density).
     source : str
-        ``"communities"`` (the result's own flag) or ``"spectrum and modularity"``.
+        ``"the method's detectability test"`` (the result's own flag) or
+        ``"spectrum and modularity"``.
     """
 
     detected: bool
@@ -101,11 +102,11 @@ def detectability(comm: Any) -> Detectability:
     """
     ev = np.sort(np.asarray(getattr(comm, "eigenvalues", []), float))[::-1]
     edge = float(getattr(comm, "noise_edge", math.inf))
-    structural = max(int(np.sum(ev > edge)) - 1, 0)
+    structural = max(int(np.sum(ev > edge)) - 1, 0) if math.isfinite(edge) else 0
     for attr in _DETECTED_ATTRS:
         flag = getattr(comm, attr, None)
         if isinstance(flag, (bool, np.bool_)):
-            return Detectability(bool(flag), structural, "communities")
+            return Detectability(bool(flag), structural, "the method's detectability test")
     lo, _ = comm.modularity.ci(0.95)
     return Detectability(bool(structural >= 1 and lo > 0), structural, "spectrum and modularity")
 
