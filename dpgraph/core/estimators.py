@@ -33,7 +33,8 @@ from scipy.special import ndtri
 
 from ._validation import check_level
 
-__all__ = ["Channel", "Estimate", "unbiased_estimate", "count_estimate", "project"]
+__all__ = ["Channel", "Estimate", "StatisticEstimate", "count_estimate", "fieller_interval", "project",
+           "unbiased_estimate"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Channel:
         return int(self.r.size)
 
     @classmethod
-    def randomized_response(cls, rr: Any) -> "Channel":
+    def randomized_response(cls, rr: Any) -> Channel:
         """The channel of certified K-ary randomized response ``rr``.
 
         ``d`` is computed from the exact fractions, so it is accurate even when
@@ -81,7 +82,7 @@ class Channel:
         return cls(d, np.full(rr.K, rr.move_probability))
 
     @classmethod
-    def binary(cls, alpha: Real, beta: Real) -> "Channel":
+    def binary(cls, alpha: Real, beta: Real) -> Channel:
         """A binary channel with P(1 | x=1) = alpha and P(1 | x=0) = beta."""
         d = float(Fraction(alpha) - Fraction(beta))
         return cls(d, np.array([1.0 - float(alpha), float(beta)]))
@@ -160,7 +161,7 @@ class Estimate:
             raise TypeError("a single Estimate has no len()")
         return int(np.shape(self.value)[0])
 
-    def __getitem__(self, i: Any) -> "Estimate":
+    def __getitem__(self, i: Any) -> Estimate:
         if not self.is_batch:
             raise TypeError("a single Estimate cannot be indexed")
 
@@ -318,3 +319,105 @@ def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 
     if np.ndim(v) == 0:
         v = float(v)
     return Estimate(v, est.std, low, high, exact_std=False, center=est.value)
+
+
+@dataclass(frozen=True, repr=False)
+class StatisticEstimate(Estimate):
+    """An estimate of a bounded statistic: value and interval inside its feasible range.
+
+    Returned by the graph analytics.  ``value`` lies in [low, high] and in
+    ``ci(level)`` for every level; ``raw`` is the estimate before projection
+    onto the range (the unbiased one for counts).
+
+    Attributes
+    ----------
+    raw : float or numpy.ndarray or None
+        The unprojected estimate (what ``proper=False`` returns as ``value``).
+    resolved : bool
+        False when the release cannot resolve the statistic: the 95% interval
+        covers the whole feasible range (or, for a ratio, its denominator is
+        not significantly positive).  The value is then no better than a guess
+        inside the range.
+    ratio : tuple or None
+        ``(num, den, var_num, var_den, cov)`` for a ratio num / den of two
+        jointly normal estimates: ``ci`` is then Fieller's interval, the set
+        of theta with (num - theta den)^2 <= z^2 Var(num - theta den),
+        intersected with [low, high] (its convex hull when it is two pieces).
+    bounds : tuple or None
+        ``(L, sd_L, U, sd_U)`` for a statistic known only to lie between two
+        estimated bounds: ``ci`` is then [L - z sd_L, U + z sd_U] within
+        [low, high] (conservative).
+
+    Examples
+    --------
+    >>> e = StatisticEstimate(0.5, 0.1, 0.0, 1.0, exact_std=False, ratio=(5.0, 10.0, 1.0, 1.0, 0.0))
+    >>> lo, hi = e.ci()
+    >>> bool(lo < 0.5 < hi), e.resolved
+    (True, True)
+    """
+
+    raw: Any = None
+    resolved: bool = True
+    ratio: Any = None
+    bounds: Any = None
+
+    def ci(self, level: float = 0.95) -> tuple[Any, Any]:
+        """Two-sided interval at ``level`` inside [low, high], containing ``value``."""
+        if self.ratio is None and self.bounds is None:
+            lo, hi = super().ci(level)
+        else:
+            level = check_level(level)
+            z = float(ndtri(0.5 + level / 2))
+            if self.ratio is not None:
+                lo, hi = fieller_interval(*self.ratio, z=z, low=float(self.low),
+                                          high=float(self.high))
+            else:
+                L, sL, U, sU = self.bounds
+                lo = float(np.clip(L - z * sL, self.low, self.high))
+                hi = float(np.clip(U + z * sU, self.low, self.high))
+        if self.is_batch:
+            return np.minimum(lo, self.value), np.maximum(hi, self.value)
+        return float(min(lo, self.value)), float(max(hi, self.value))
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        return base[:-1] + ", unresolved)" if not self.resolved else base
+
+
+def fieller_interval(num: float, den: float, var_num: float, var_den: float, cov: float,
+                     z: float = 1.959963984540054, low: float = -np.inf,
+                     high: float = np.inf) -> tuple[float, float]:
+    """Fieller's interval for num / den, intersected with [low, high].
+
+    {theta : (num - theta den)^2 <= z^2 (var_num - 2 theta cov + theta^2 var_den)},
+    a quadratic inequality a theta^2 + b theta + c <= 0.  Its solution is an
+    interval, the complement of one, the whole line or (only when it misses
+    [low, high]) empty; the convex hull of its part in [low, high] is
+    returned, or the end of [low, high] nearest to num / den when that part is
+    empty.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in fieller_interval(5.0, 10.0, 1.0, 1.0, 0.0, low=0, high=1)]
+    [0.2956, 0.7443]
+    """
+    a = den * den - z * z * var_den
+    b = -2.0 * (num * den - z * z * cov)
+    c = num * num - z * z * var_num
+    disc = b * b - 4 * a * c
+    if a > 0 and disc >= 0:  # a bounded interval
+        r = np.sqrt(disc)
+        pieces = [((-b - r) / (2 * a), (-b + r) / (2 * a))]
+    elif a < 0 and disc > 0:  # two rays outside the roots
+        r1, r2 = sorted(((-b - np.sqrt(disc)) / (2 * a), (-b + np.sqrt(disc)) / (2 * a)))
+        pieces = [(-np.inf, r1), (r2, np.inf)]
+    elif a <= 0:  # the whole line
+        pieces = [(-np.inf, np.inf)]
+    else:  # empty
+        pieces = []
+    inside = [(max(lo, low), min(hi, high)) for lo, hi in pieces if max(lo, low) <= min(hi, high)]
+    if not inside:
+        t = num / den if den != 0 else (high if num * den >= 0 else low)
+        t = float(np.clip(t, low, high))
+        return t, t
+    return float(min(p[0] for p in inside)), float(max(p[1] for p in inside))

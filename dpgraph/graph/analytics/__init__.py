@@ -42,7 +42,15 @@ from ._shared import (  # noqa: F401  (private: experiments and tests until publ
     _entry_variances,
 )
 from .communities import Communities, communities
-from .counts import degree, degrees, density, density_between, edge_count
+from .counts import (
+    NodeEstimates,
+    degree,
+    degrees,
+    density,
+    density_between,
+    edge_count,
+    volume,
+)
 from .degrees import (
     degree_assortativity,
     degree_distribution,
@@ -65,6 +73,7 @@ from .triangles import (
 __all__ = [
     "AnalyticsMixin",
     "Communities",
+    "NodeEstimates",
     "TriangleStatistics",
     "average_clustering",
     "communities",
@@ -83,5 +92,6 @@ __all__ = [
     "transitivity",
     "triangle_statistics",
     "triangles",
+    "volume",
     "wedges",
 ]

@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Channel, count_estimate
+from ...core.estimators import (
+    Channel,
+    Estimate,
+    StatisticEstimate,
+    count_estimate,
+    fieller_interval,
+)
 from .._memory import check_fits
 
 
@@ -62,6 +68,37 @@ def _cache(R: Any) -> dict:
         c = {}
         R.__dict__["_analytics_cache"] = c
     return c
+
+
+def _positions(R: Any, labels: Any, name: str) -> np.ndarray:
+    """Sorted distinct positions of a non-empty collection of node labels."""
+    return R._index.indices(labels, name)
+
+
+def _cut_positions(R: Any, S: Any, T: Any) -> tuple[np.ndarray, np.ndarray]:
+    return R._sides(S, T)
+
+
+def _cut_count(R: Any, s: np.ndarray, t: np.ndarray) -> int:
+    return R._adj.cut_count(s, t)
+
+
+def _released_pairs(R: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (rows < cols) of every released edge of an undirected release."""
+    A = R.to_scipy_sparse("coo")
+    up = A.row < A.col
+    return A.row[up].astype(np.int64), A.col[up].astype(np.int64)
+
+
+def _has_node(R: Any, v: Any) -> bool:
+    """Whether ``v`` is a single node of the release (networkx's ``v in G``)."""
+    c = _cache(R)
+    if "node_set" not in c:
+        c["node_set"] = frozenset(R.nodes)
+    try:
+        return v in c["node_set"]
+    except TypeError:  # unhashable: a collection
+        return False
 
 
 def _observed_degrees(R: Any) -> np.ndarray:
@@ -113,6 +150,71 @@ def _check_max_communities(max_communities: Any) -> int:
         raise ValueError(f"max_communities must be an int >= 1, got {int(max_communities)}")
     return int(max_communities)
 
+
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def check_proper(proper: Any) -> bool:
+    """Validate the ``proper`` flag of an analytic."""
+    if not isinstance(proper, (bool, np.bool_)):
+        raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
+    return bool(proper)
+
+
+def finish(est: Estimate, proper: Any, low: Any = None, high: Any = None) -> StatisticEstimate:
+    """An analytic's result from an (unbiased or plug-in) estimate with a normal error bar.
+
+    ``proper=True``: value clipped to the feasible range [low, high] (the
+    estimate's own range by default), interval centred on the raw estimate and
+    clipped to the range, so it contains the value.  ``proper=False``: the raw
+    estimate.  ``resolved`` is False where the 95% interval covers the whole
+    range or the estimate is not finite.
+    """
+    proper = check_proper(proper)
+    low = est.low if low is None else low
+    high = est.high if high is None else high
+    raw = est.value
+    raw_a = np.asarray(raw, dtype=float)
+    std_a = np.asarray(est.std, dtype=float)
+    finite = np.isfinite(raw_a) & np.isfinite(std_a)
+    covers = (raw_a - Z95 * std_a <= low) & (raw_a + Z95 * std_a >= high)
+    resolved = bool(np.all(finite & ~covers))
+    if proper:
+        mid = 0.5 * (np.asarray(low, dtype=float) + np.asarray(high, dtype=float))
+        v = np.clip(np.where(finite, raw_a, mid), low, high)
+        std = np.where(finite, std_a, np.asarray(high, dtype=float) - low)
+        value = float(v) if v.ndim == 0 else v
+        std = float(std) if std.ndim == 0 else std
+        return StatisticEstimate(value, std, low, high, est.exact_std, center=raw, raw=raw,
+                                 resolved=resolved)
+    return StatisticEstimate(raw, est.std, low, high, est.exact_std, raw=raw, resolved=resolved)
+
+
+def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: float,
+                 proper: Any, low: float, high: float) -> StatisticEstimate:
+    """An analytic's result for a ratio num / den of jointly normal estimates (Fieller).
+
+    ``raw`` is num / den (NaN when den <= 0).  ``proper=True``: value is the
+    raw ratio clipped to [low, high] when den > 0, else the midpoint of the
+    interval; the interval is Fieller's at the requested level (see
+    :class:`~dpgraph.core.StatisticEstimate`).  ``std`` is the half-width of
+    the 95% interval over 1.96 (an equivalent standard error, not exact).
+    ``resolved`` is False when den is not significantly positive or the 95%
+    interval covers the whole range.
+    """
+    proper = check_proper(proper)
+    var_num, var_den = max(float(var_num), 0.0), max(float(var_den), 0.0)
+    pivot = (float(num), float(den), var_num, var_den, float(cov))
+    lo, hi = fieller_interval(*pivot, z=Z95, low=low, high=high)
+    raw = num / den if den > 0 else float("nan")
+    resolved = bool(den > Z95 * np.sqrt(var_den) and not (lo <= low and hi >= high))
+    std = (hi - lo) / (2 * Z95)
+    if proper:
+        value = float(np.clip(raw, low, high)) if den > 0 else 0.5 * (lo + hi)
+        return StatisticEstimate(value, std, low, high, False, raw=raw, resolved=resolved,
+                                 ratio=pivot)
+    return StatisticEstimate(raw, std, low, high, False, raw=raw, resolved=resolved, ratio=pivot)
 
 
 def delegate(func: Callable) -> Callable:

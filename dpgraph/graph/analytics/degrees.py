@@ -7,9 +7,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...core.estimators import Channel, Estimate
+from ...core.estimators import Channel, StatisticEstimate
 from .._memory import check_fits
-from ._shared import _alpha_beta, _cache, _entry_map, _observed_degrees, _undirected
+from ._shared import (
+    Z95,
+    _alpha_beta,
+    _cache,
+    _entry_map,
+    _observed_degrees,
+    _undirected,
+    check_proper,
+)
 from .counts import edge_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,14 +62,25 @@ def degree_moments(R: PrivateGraph) -> dict:
     return {"m": m, "d2": 2 * W + 2 * m, "d3": 2 * m + 6 * W + 6 * S3, "B": m + 2 * W + P}
 
 
-def degree_assortativity(R: PrivateGraph) -> Estimate:
+def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     """Degree assortativity (networkx's Pearson coefficient) from unbiased moments.
 
     r = (B/m - mu^2) / (d3 / 2m - mu^2), mu = d2 / 2m, with the unbiased
     moments of :func:`degree_moments`: a consistent ratio estimator, not
-    unbiased.  **No error bar**: ``std`` is NaN (and ``exact_std`` False), so
-    the Estimate's ``ci()`` is not informative; only ``value`` is meaningful.
-    ``value`` is NaN when the estimated edge count or degree variance is <= 0.
+    unbiased.  **No error bar**: its sampling spread has no closed form here,
+    so ``ci()`` is the whole feasible range [-1, 1], ``std`` the matching
+    equivalent (1 / 1.96) and ``resolved`` is False; the value is a point
+    estimate only (docs/analytics.md tabulates its error over releases).
+
+    Parameters
+    ----------
+    proper : bool, default True
+        Value clipped to [-1, 1] (0 when the estimated edge count or degree
+        variance is <= 0); False returns the raw ratio (NaN in those cases).
+
+    Returns
+    -------
+    StatisticEstimate
 
     Examples
     --------
@@ -71,15 +90,19 @@ def degree_assortativity(R: PrivateGraph) -> Estimate:
     >>> abs(r.value - nx.degree_assortativity_coefficient(G)) < 0.1
     True
     """
+    proper = check_proper(proper)
     mo = degree_moments(R)
     m = mo["m"]
-    if m <= 0:
-        return Estimate(float("nan"), float("nan"), -1.0, 1.0, exact_std=False)
-    mu = mo["d2"] / (2 * m)
-    num = mo["B"] / m - mu * mu
-    den = mo["d3"] / (2 * m) - mu * mu
-    r = num / den if den > 0 else float("nan")
-    return Estimate(float(np.clip(r, -1.0, 1.0)), float("nan"), -1.0, 1.0, exact_std=False)
+    raw = float("nan")
+    if m > 0:
+        mu = mo["d2"] / (2 * m)
+        num = mo["B"] / m - mu * mu
+        den = mo["d3"] / (2 * m) - mu * mu
+        raw = num / den if den > 0 else float("nan")
+    value = (float(np.clip(raw, -1.0, 1.0)) if np.isfinite(raw) else 0.0) if proper else raw
+    # no error bar: the interval is the whole feasible range and the estimate is unresolved
+    return StatisticEstimate(value, 2.0 / (2 * Z95), -1.0, 1.0, exact_std=False, raw=raw,
+                             resolved=False, bounds=(-1.0, 0.0, 1.0, 0.0))
 
 
 def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = None) -> np.ndarray:

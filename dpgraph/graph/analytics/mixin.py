@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._shared import delegate
 from .communities import communities
-from .counts import degree, degrees, density, density_between, edge_count
+from .counts import degree, degrees, density, density_between, edge_count, volume
 from .degrees import degree_assortativity, degree_distribution
 from .modularity import modularity
 from .synthesis import synthesize
@@ -26,6 +26,7 @@ class AnalyticsMixin:
     density = delegate(density)
     degrees = delegate(degrees)
     degree = delegate(degree)
+    volume = delegate(volume)
     density_between = delegate(density_between)
     triangles = delegate(triangles)
     wedges = delegate(wedges)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core.estimators import Estimate, count_estimate, unbiased_estimate
-from ._shared import _entry_variances, _observed_degrees, _undirected
+from ...core.estimators import Estimate, StatisticEstimate, count_estimate, unbiased_estimate
+from ._shared import _entry_variances, _observed_degrees, _undirected, finish
 from .counts import edge_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,7 +88,8 @@ def _modularity_from_labels(R: Any, lab: np.ndarray) -> Estimate:
     return Estimate(float(value), float(np.sqrt(var)), -0.5, 1.0, exact_std=False)
 
 
-def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]]) -> Estimate:
+def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]],
+               proper: bool = True) -> StatisticEstimate:
     """Debiased Newman modularity of a partition of the nodes.
 
     Q = sum_c [ e_c / m - (D_c / 2m)^2 ] with e_c the edges inside community
@@ -101,10 +102,13 @@ def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]]) -> Esti
     ----------
     partition : iterable of iterables of node labels
         Communities covering every node exactly once.
+    proper : bool, default True
+        Project the value onto the feasible range [-1/2, 1] (interval centred
+        on the debiased value, clipped); False returns the debiased value.
 
     Returns
     -------
-    Estimate
+    StatisticEstimate
         Modularity of ``partition`` on the (unweighted) input graph, with a
         delta-method ``std`` (``exact_std`` is False).
 
@@ -126,4 +130,4 @@ def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]]) -> Esti
     """
     _undirected(R, "modularity")
     lab = _partition_labels(R, partition)
-    return _modularity_from_labels(R, lab)
+    return finish(_modularity_from_labels(R, lab), proper)

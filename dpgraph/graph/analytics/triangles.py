@@ -8,12 +8,25 @@ and common-neighbour counts C = Y Y (see :func:`triangle_statistics`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core.estimators import Estimate
-from ._shared import _block_rows, _cache, _dense_release, _entry_map, _entry_variances, _undirected
+from ...core.estimators import Estimate, StatisticEstimate, count_estimate
+from ._shared import (
+    Z95,
+    _block_rows,
+    _cache,
+    _dense_release,
+    _entry_map,
+    _entry_variances,
+    _observed_degrees,
+    _released_pairs,
+    _undirected,
+    check_proper,
+    finish,
+    finish_ratio,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..private import PrivateGraph
@@ -34,6 +47,10 @@ class TriangleStatistics:
         for the variances).
     node_triangles, node_wedges : numpy.ndarray
         Per-node unbiased estimates (triangles through v, C(deg v, 2)).
+    node_linear : numpy.ndarray
+        Per node i, sum over j of s_ij L^2_ij, the unbiased estimates of the
+        linear Hoeffding terms of Var T^ over the pairs at i (twice the
+        linear term when summed over i).
     """
 
     triangles: float
@@ -43,6 +60,7 @@ class TriangleStatistics:
     cov: float
     node_triangles: np.ndarray
     node_wedges: np.ndarray
+    node_linear: np.ndarray | None = None
 
 
 def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
@@ -93,6 +111,7 @@ def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
     Q = (n - 1) * u0 + eps_u * deg  # row sums of U
     tri = lin_t = quad_t = cub_t = lin_w = lin_c = 0.0
     node_t = np.zeros(n)
+    node_lin = np.zeros(n)
     b = _block_rows(n)
     for i0 in range(0, n, b):
         i1 = min(n, i0 + b)
@@ -116,7 +135,9 @@ def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
         tri += ZZ.sum()
         node_t[i0:i1] = 0.5 * ZZ.sum(axis=1)
         L2 = Z2 * Z2 - U2 + Z2
-        lin_t += (Sv * L2).sum()
+        SL = (Sv * L2).sum(axis=1)
+        node_lin[i0:i1] = SL
+        lin_t += SL.sum()
         quad_t += (Z * S2).sum()
         cub_t += (S2 * Sv).sum()
         Di = D[i0:i1, None] - Z
@@ -139,17 +160,28 @@ def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
     var_t = max(lin_t + quad_t + cub_t, 0.0)
     var_w = max(lin_w + quad_w, 0.0)
     cov = lin_c + quad_t
-    out = TriangleStatistics(float(T), W, float(var_t), float(var_w), float(cov), node_t, node_w)
+    out = TriangleStatistics(float(T), W, float(var_t), float(var_w), float(cov), node_t, node_w,
+                             node_lin)
     cache["tri"] = out
     return out
 
 
-def triangles(R: PrivateGraph) -> Estimate:
-    """Unbiased estimate of the number of triangles, for every input graph.
+def triangles(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+    """Estimate of the number of triangles, unbiased for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
     entries.  ``std`` is the square root of an unbiased estimate of the exact
     variance (``exact_std=False``); see :func:`triangle_statistics`.
+
+    Parameters
+    ----------
+    proper : bool, default True
+        Project the value onto [0, C(n, 3)] (interval centred on the unbiased
+        count, clipped); False returns the unbiased count.
+
+    Returns
+    -------
+    StatisticEstimate
 
     Examples
     --------
@@ -161,12 +193,22 @@ def triangles(R: PrivateGraph) -> Estimate:
     """
     st = triangle_statistics(R)
     n = R.number_of_nodes()
-    return Estimate(st.triangles, float(np.sqrt(st.var_triangles)), 0.0, n * (n - 1) * (n - 2) / 6,
-                    exact_std=False)
+    est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), 0.0, n * (n - 1) * (n - 2) / 6,
+                   exact_std=False)
+    return finish(est, proper)
 
 
-def wedges(R: PrivateGraph) -> Estimate:
-    """Unbiased estimate of the number of wedges (2-paths), sum_v C(deg v, 2).
+def wedges(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+    """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
+
+    Parameters
+    ----------
+    proper : bool, default True
+        Project the value onto [0, n C(n - 1, 2)]; False returns the unbiased count.
+
+    Returns
+    -------
+    StatisticEstimate
 
     Examples
     --------
@@ -179,35 +221,46 @@ def wedges(R: PrivateGraph) -> Estimate:
     """
     st = triangle_statistics(R)
     n = R.number_of_nodes()
-    return Estimate(st.wedges, float(np.sqrt(st.var_wedges)), 0.0, n * (n - 1) * (n - 2) / 2,
-                    exact_std=False)
+    est = Estimate(st.wedges, float(np.sqrt(st.var_wedges)), 0.0, n * (n - 1) * (n - 2) / 2,
+                   exact_std=False)
+    return finish(est, proper)
 
 
-def transitivity(R: PrivateGraph) -> Estimate:
-    """Transitivity 3 T / W as a ratio of the unbiased estimates.
+def transitivity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+    """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
-    ``std`` is the delta-method approximation
-    tau sqrt(Var T/T^2 + Var W/W^2 - 2 Cov/(T W)) with the unbiased (co)variance
-    estimates of :func:`triangle_statistics`; the ratio is consistent, not
-    exactly unbiased (its bias is O(Var W / W^2)).
+    3T^ and W^ are unbiased and jointly normal (sums over many independent
+    pairs) with the unbiased (co)variance estimates of
+    :func:`triangle_statistics`, so (3T^ - tau W^) / sd(3T^ - tau W^) is a
+    standard normal pivot at the true tau: the interval is the set of tau in
+    [0, 1] it does not reject (Fieller), exact in the normal limit whatever
+    the size of W^ (where the delta method fails: small or noisy
+    denominators).  When W^ is not significantly positive the interval is
+    the whole of [0, 1] and ``resolved`` is False.
+
+    Parameters
+    ----------
+    proper : bool, default True
+        Value 3T^/W^ clipped to [0, 1] (the interval's midpoint when W^ <= 0);
+        False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
+
+    Returns
+    -------
+    StatisticEstimate
+        ``ci(level)`` is Fieller's interval; ``std`` its 95% half-width / 1.96.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> G = nx.karate_club_graph()
     >>> t = dpgraph.release(G, epsilon=4.0, seed=0).transitivity()
-    >>> abs(t.value - nx.transitivity(G)) < 4 * t.std
+    >>> lo, hi = t.ci()
+    >>> 0 <= lo <= t.value <= hi <= 1
     True
     """
     st = triangle_statistics(R)
-    T, W = st.triangles, st.wedges
-    if W <= 0:
-        return Estimate(float("nan"), float("inf"), 0.0, 1.0, exact_std=False)
-    tau = 3.0 * T / W
-    rel = st.var_triangles / max(T * T, 1e-300) + st.var_wedges / (W * W) - 2 * st.cov / (
-        max(abs(T), 1e-300) * W) * np.sign(T)
-    std = abs(tau) * np.sqrt(max(rel, 0.0)) if T != 0 else 3.0 * np.sqrt(st.var_triangles) / W
-    return Estimate(float(tau), float(std), 0.0, 1.0, exact_std=False)
+    return finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
+                        3.0 * st.cov, proper, 0.0, 1.0)
 
 
 def local_clustering(R: PrivateGraph) -> np.ndarray:
@@ -231,28 +284,109 @@ def local_clustering(R: PrivateGraph) -> np.ndarray:
     return np.clip(c, 0.0, 1.0)
 
 
-def average_clustering(R: PrivateGraph) -> Estimate:
-    """Average local clustering: mean of the plug-in per-node ratios.
+def _weighted_triangle_variance(R: Any, st: TriangleStatistics, w: np.ndarray) -> float:
+    """Variance bound of sum_v w_v t^_v (weights fixed), from its Hoeffding terms.
 
-    A ratio estimator per node (see :func:`local_clustering`); ``std`` is a
-    delta-method approximation treating nodes as independent, ignoring the
-    clipping and the bias of the per-node ratios (which can be large at small
-    epsilon: prefer :meth:`transitivity` as a global clustering measure).
+    sum_v w_v t^_v = sum_{i<j<k} a_ijk Z_ij Z_jk Z_ik with a_ijk = w_i + w_j + w_k.
+    Cubic term: vmax^3 sum a^2 (closed form in the power sums of w);
+    quadratic: vmax^2 sum_{j<k} x_jk sum_{i != j,k} a_ijk^2, x replaced by the
+    debiased Z (unbiased); linear: sum_{i<j} s_ij (sum_k a_ijk x_ik x_jk)^2,
+    bounded through the per-node sums of s_ij L^2_ij with
+    (w_i + w_j + wbar)^2 <= 2 w_i^2 + 2 w_j^2 + wbar^2 + 2 wbar (w_i + w_j).
+    vmax = max(v0, v1) (exact for randomized response, an upper bound otherwise).
+    """
+    n = R.number_of_nodes()
+    v0, v1 = _entry_variances(R.channel)
+    vmax = max(v0, v1)
+    p1, p2 = float(w.sum()), float(np.sum(w * w))
+    e2 = 0.5 * (p1 * p1 - p2)
+    cubic = vmax**3 * ((n - 1) * (n - 2) / 2 * p2 + 2 * (n - 2) * e2)
+    # f(j, k) = sum_{i != j, k} (w_i + w_j + w_k)^2
+    #         = p2 - w_j^2 - w_k^2 + 2 p1 b + (n - 4) b^2,  b = w_j + w_k
+
+    def f(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        s = a + b
+        return p2 - a * a - b * b + 2 * p1 * s + (n - 4) * s * s
+
+    full = n * n * p2 - 2 * n * p2 + 4 * n * p1 * p1 + (n - 4) * (2 * n * p2 + 2 * p1 * p1)
+    diag = float(np.sum(f(w, w)))
+    all_pairs = 0.5 * (full - diag)
+    z0, z1 = _entry_map(R.channel)
+    r, c = _released_pairs(R)
+    quad = vmax**2 * max(z0 * all_pairs + (z1 - z0) * float(np.sum(f(w[r], w[c]))), 0.0)
+    lam = np.maximum(st.node_linear, 0.0)
+    wbar = p1 / n
+    lin = 2 * float(np.sum(w * w * lam)) + 2 * wbar * float(np.sum(w * lam)) \
+        + 0.5 * wbar * wbar * float(lam.sum())
+    return float(cubic + quad + lin)
+
+
+def _pair_weights(d: np.ndarray) -> np.ndarray:
+    """1 / C(d, 2) for d >= 2, else 0."""
+    d = np.asarray(d, dtype=float)
+    return np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 2.0), 0.0)
+
+
+def average_clustering(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+    """Average local clustering (networkx's: nodes of degree < 2 count as 0), with bounds.
+
+    C = (1/n) sum_v t_v / C(d_v, 2).  The per-node triangle counts t_v have
+    unbiased estimates t^_v, but the denominators depend on the unknown
+    degrees, which the release pins down only to within about
+    +- 2 sqrt((n - 1) v) (v the entry variance): at small epsilon a node of
+    degree 3 cannot be told from one of degree 30, and C is not identified
+    by the release.  The interval is therefore a bound: with each degree
+    inside its own 95% interval [d-_v, d+_v],
+
+        L = (1/n) sum_v t_v / C(d+_v, 2)  <=  C  <=  U = (1/n) sum_v t_v / C(max(d-_v, 2), 2),
+
+    and both are linear in the t_v, estimated without bias with a variance
+    bound (:func:`_weighted_triangle_variance`); the interval is
+    [L^ - 1.96 sd(L^), U^ + 1.96 sd(U^)] within [0, 1].  It is conservative
+    (coverage above 95% where the degrees are uncertain) and is the whole
+    of [0, 1] (``resolved`` False) where the release cannot resolve C.
+    The value is the plug-in (1/n) sum_v t^_v / C(round(d^_v), 2), projected
+    onto the interval when ``proper``.  Prefer :func:`transitivity` as a
+    global clustering number: it is identified and has an exact pivot.
+
+    Parameters
+    ----------
+    proper : bool, default True
+        Project the plug-in value onto the interval; False returns the plug-in itself.
+
+    Returns
+    -------
+    StatisticEstimate
+        ``ci()`` is the bound above (at level 0.95 only); ``std`` its half-width / 1.96.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> a = dpgraph.release(nx.karate_club_graph(), epsilon=4.0, seed=0).average_clustering()
-    >>> 0.0 <= a.value <= 1.0
+    >>> lo, hi = a.ci()
+    >>> 0.0 <= lo <= a.value <= hi <= 1.0
     True
     """
+    proper = check_proper(proper)
     st = triangle_statistics(R)
     n = R.number_of_nodes()
-    c = local_clustering(R)
-    v0, v1 = _entry_variances(R.channel)
-    vmax = max(v0, v1)
-    # per-node: Var t_v ~ vmax^3 C(n-1, 2) (cubic term); ratio delta method
-    w = np.maximum(st.node_wedges, 1.0)
-    var_c = vmax**3 * (n - 1) * (n - 2) / 2 / w**2
-    std = float(np.sqrt(np.minimum(var_c, 0.25).sum()) / n)
-    return Estimate(float(c.mean()), std, 0.0, 1.0, exact_std=False)
+    deg = count_estimate(_observed_degrees(R).astype(float), np.full(n, float(n - 1)), R.channel)
+    d_hat = np.asarray(deg.value, dtype=float)
+    half = Z95 * np.asarray(deg.std, dtype=float)
+    d_lo = np.clip(np.ceil(d_hat - half), 0, n - 1)
+    d_hi = np.clip(np.floor(d_hat + half), 0, n - 1)
+    w_lo = _pair_weights(d_hi)
+    w_hi = np.where(d_hi >= 2, _pair_weights(np.maximum(d_lo, 2)), 0.0)
+    t = st.node_triangles
+    L = float(w_lo @ t) / n
+    U = float(w_hi @ t) / n
+    sL = np.sqrt(_weighted_triangle_variance(R, st, w_lo)) / n
+    sU = np.sqrt(_weighted_triangle_variance(R, st, w_hi)) / n
+    lo = float(np.clip(L - Z95 * sL, 0.0, 1.0))
+    hi = float(np.clip(U + Z95 * sU, 0.0, 1.0))
+    raw = float(_pair_weights(np.round(np.clip(d_hat, 0, n - 1))) @ t) / n
+    resolved = not (lo <= 0.0 and hi >= 1.0)
+    std = (hi - lo) / (2 * Z95)
+    value = float(np.clip(raw, lo, hi)) if proper else raw
+    return StatisticEstimate(value, std, 0.0, 1.0, exact_std=False, raw=raw, resolved=resolved,
+                             bounds=(L, sL, U, sU))
