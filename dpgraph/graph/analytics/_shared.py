@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,14 +18,14 @@ from ...core.estimators import (
     Channel,
     Estimate,
     StatisticEstimate,
-    count_estimate,
     fieller_interval,
 )
 from .._memory import check_fits
 
 
 def _check_release(R: Any) -> None:
-    if not (hasattr(R, "_adj") and hasattr(R, "channel")):
+    # duck-typed on the public accessors, so this package never imports private.py
+    if not all(hasattr(R, a) for a in ("adjacency", "channel", "released_degrees", "positions")):
         raise TypeError(f"R must be a dpgraph PrivateGraph, got {type(R).__name__}")
 
 
@@ -38,56 +39,69 @@ def _undirected(R: Any, what: str) -> None:
 
 
 def _alpha_beta(channel: Channel) -> tuple[float, float]:
-    """P(1 | edge), P(1 | non-edge) of a binary channel."""
-    if channel.K != 2:
-        raise ValueError("graph analytics need a binary channel (K = 2)")
-    beta = float(channel.r[1])
-    return channel.d + beta, beta
+    """P(1 | edge), P(1 | non-edge) of a binary channel (the channel's accessors)."""
+    return channel.alpha, channel.beta
 
 
 def _entry_map(channel: Channel) -> tuple[float, float]:
-    """(z0, z1): the core's debiased value of one released 0 and one released 1."""
-    z = count_estimate(np.array([0.0, 1.0]), np.array([1.0, 1.0]), channel).value
+    """(z0, z1): the channel's debiased value of one released 0 and one released 1."""
+    z = channel.debias(np.array([0.0, 1.0]))
     return float(z[0]), float(z[1])
 
 
 def _entry_variances(channel: Channel) -> tuple[float, float]:
-    """(v0, v1): Var Z_ij for a non-edge and for an edge.
+    """(v0, v1): Var Z_ij for a non-edge and for an edge (the channel's accessor)."""
+    return channel.entry_variances()
 
-    Var Z = Var Y / d^2 with Var Y = beta(1-beta) or alpha(1-alpha); for a
-    symmetric channel both equal the core's (exact) per-row variance.
+
+class ReleaseCache:
+    """Per-release cache of derived arrays (released degrees, triangle statistics, ...).
+
+    Keyed weakly by the release, so it lives exactly as long as the release
+    and never writes into the release object.  A release is immutable, so
+    entries never go stale.
     """
-    alpha, beta = _alpha_beta(channel)
-    d2 = channel.d**2
-    return beta * (1 - beta) / d2, alpha * (1 - alpha) / d2
+
+    def __init__(self) -> None:
+        self._store: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def of(self, R: Any) -> dict:
+        """The cache dictionary of release ``R`` (created on first use)."""
+        c = self._store.get(R)
+        if c is None:
+            c = {}
+            self._store[R] = c
+        return c
+
+
+_CACHE = ReleaseCache()
 
 
 def _cache(R: Any) -> dict:
-    c = R.__dict__.get("_analytics_cache")
-    if c is None:
-        c = {}
-        R.__dict__["_analytics_cache"] = c
-    return c
+    return _CACHE.of(R)
 
 
 def _positions(R: Any, labels: Any, name: str) -> np.ndarray:
     """Sorted distinct positions of a non-empty collection of node labels."""
-    return R._index.indices(labels, name)
+    return R.positions(labels, name)
 
 
 def _cut_positions(R: Any, S: Any, T: Any) -> tuple[np.ndarray, np.ndarray]:
-    return R._sides(S, T)
+    return R.cut_positions(S, T)
 
 
 def _cut_count(R: Any, s: np.ndarray, t: np.ndarray) -> int:
-    return R._adj.cut_count(s, t)
+    return R.adjacency.cut_count(s, t)
 
 
 def _released_pairs(R: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (rows < cols) of every released edge of an undirected release."""
-    A = R.to_scipy_sparse("coo")
-    up = A.row < A.col
-    return A.row[up].astype(np.int64), A.col[up].astype(np.int64)
+    """Positions (rows < cols) of every released edge of an undirected release (cached)."""
+    c = _cache(R)
+    if "pairs" not in c:
+        r, k = R.released_edges()
+        r, k = np.asarray(r, dtype=np.int64), np.asarray(k, dtype=np.int64)
+        c["pairs"] = (np.minimum(r, k), np.maximum(r, k))
+    return c["pairs"]
 
 
 def _has_node(R: Any, v: Any) -> bool:
@@ -104,7 +118,7 @@ def _has_node(R: Any, v: Any) -> bool:
 def _observed_degrees(R: Any) -> np.ndarray:
     c = _cache(R)
     if "deg" not in c:
-        c["deg"] = np.asarray(R._adj.degrees(), dtype=np.int64)
+        c["deg"] = np.asarray(R.released_degrees(), dtype=np.int64)
     return c["deg"]
 
 
@@ -112,10 +126,10 @@ def _dense_release(R: Any) -> np.ndarray:
     """Symmetric released adjacency as float32 (exact 0/1), refusing what cannot fit."""
     n = R.number_of_nodes()
     check_fits(3 * n * n * 4, f"the dense released adjacency of {n} nodes (float32, n^2 entries)")
-    A = R.to_scipy_sparse("csr")
+    r, c = _released_pairs(R)
     Y = np.zeros((n, n), dtype=np.float32)
-    coo = A.tocoo()
-    Y[coo.row, coo.col] = 1.0
+    Y[r, c] = 1.0
+    Y[c, r] = 1.0
     return Y
 
 

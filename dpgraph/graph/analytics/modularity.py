@@ -25,7 +25,7 @@ def _partition_labels(R: Any, partition: Any) -> np.ndarray:
     lab = np.full(n, -1, dtype=np.int64)
     seen = 0
     for c, block in enumerate(partition):
-        idx = R._index.indices(block, f"partition[{c}]")
+        idx = R.positions(block, f"partition[{c}]")
         if np.any(lab[idx] >= 0):
             raise ValueError(
                 f"partition[{c}] repeats a node already in an earlier community; "
