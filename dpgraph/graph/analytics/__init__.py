@@ -27,10 +27,12 @@ without bias from the same products (see :func:`triangle_statistics`).
 
 Functions here take a :class:`~dpgraph.graph.PrivateGraph` (networkx style);
 :class:`AnalyticsMixin` exposes them as methods sharing their docstrings.
-Modules: :mod:`.counts` (edge count, density, degrees), :mod:`.triangles`
-(triangles, wedges, transitivity, clustering), :mod:`.degrees` (degree
-moments, assortativity, degree distribution), :mod:`.modularity`,
-:mod:`.communities`, :mod:`.synthesis`.  They use only the adjacency
+Modules: :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
+(triangles, wedges, transitivity, clustering), :mod:`.degree_stats`
+(degree moments, assortativity, degree distribution), :mod:`.partition`
+(modularity of a given partition), :mod:`.community` (community detection),
+:mod:`.synthesis`; module names differ from function names so that both stay
+reachable.  They use only the adjacency
 interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
@@ -41,7 +43,7 @@ from ._shared import (  # noqa: F401  (private: experiments and tests until publ
     _entry_map,
     _entry_variances,
 )
-from .communities import Communities, communities
+from .community import Communities, communities
 from .counts import (
     NodeEstimates,
     degree,
@@ -51,16 +53,14 @@ from .counts import (
     edge_count,
     volume,
 )
-from .degrees import (
+from .degree_stats import (
     degree_assortativity,
     degree_distribution,
     degree_moments,
     degree_transition_matrix,
 )
 from .mixin import AnalyticsMixin
-from .modularity import modularity
-from .synthesis import synthesize
-from .triangles import (
+from .motifs import (
     TriangleStatistics,
     average_clustering,
     local_clustering,
@@ -69,6 +69,8 @@ from .triangles import (
     triangles,
     wedges,
 )
+from .partition import modularity
+from .synthesis import synthesize
 
 __all__ = [
     "AnalyticsMixin",

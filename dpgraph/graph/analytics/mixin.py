@@ -9,12 +9,12 @@ and cannot drift.  This module imports only the analytics modules, never
 from __future__ import annotations
 
 from ._shared import delegate
-from .communities import communities
+from .community import communities
 from .counts import degree, degrees, density, density_between, edge_count, volume
-from .degrees import degree_assortativity, degree_distribution
-from .modularity import modularity
+from .degree_stats import degree_assortativity, degree_distribution
+from .motifs import average_clustering, transitivity, triangles, wedges
+from .partition import modularity
 from .synthesis import synthesize
-from .triangles import average_clustering, transitivity, triangles, wedges
 
 __all__ = ["AnalyticsMixin"]
 

@@ -12,7 +12,7 @@ import numpy as np
 from ...core.estimators import Estimate
 from ._shared import _check_max_communities, _check_seed, _undirected
 from .counts import edge_count
-from .modularity import _modularity_from_labels
+from .partition import _modularity_from_labels
 from .spectral import _debiased_operator, _leading_eigen, _noise_edge
 from .synthesis import synthesize
 
