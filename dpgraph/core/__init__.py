@@ -12,18 +12,18 @@ from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
 from .universe import Universe
 
 __all__ = [
-    "Universe",
-    "MechanismE",
-    "StatisticalQuery",
-    "Estimate",
     "Channel",
-    "unbiased_estimate",
-    "count_estimate",
-    "project",
+    "Estimate",
+    "MechanismE",
     "RRProbabilities",
-    "rr_probabilities",
     "RandomSource",
     "SecureRandom",
     "SeededRandom",
+    "StatisticalQuery",
+    "Universe",
+    "count_estimate",
+    "project",
     "resolve_random",
+    "rr_probabilities",
+    "unbiased_estimate",
 ]

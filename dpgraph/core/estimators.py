@@ -421,10 +421,6 @@ class StatisticEstimate(Estimate):
         ``(L, sd_L, U, sd_U)`` for a statistic known only to lie between two
         estimated bounds: ``ci`` is then [L - z sd_L, U + z sd_U] within
         [low, high] (conservative).
-    bootstrap : tuple or None
-        ``(raw, deltas)``: sorted parametric-bootstrap draws of
-        (estimate - truth); ``ci`` is then the basic bootstrap interval
-        [raw - q(1 - a/2), raw - q(a/2)] within [low, high].
 
     Examples
     --------
@@ -438,17 +434,11 @@ class StatisticEstimate(Estimate):
     resolved: bool = True
     ratio: Any = None
     bounds: Any = None
-    bootstrap: Any = field(default=None, repr=False)
 
     def ci(self, level: float = 0.95) -> tuple[Any, Any]:
         """Two-sided interval at ``level`` inside [low, high], containing ``value``."""
-        if self.ratio is None and self.bounds is None and self.bootstrap is None:
+        if self.ratio is None and self.bounds is None:
             lo, hi = super().ci(level)
-        elif self.bootstrap is not None:
-            level = check_level(level)
-            raw, deltas = self.bootstrap
-            lo = float(np.clip(raw - np.quantile(deltas, 0.5 + level / 2), self.low, self.high))
-            hi = float(np.clip(raw - np.quantile(deltas, 0.5 - level / 2), self.low, self.high))
         else:
             level = check_level(level)
             z = float(ndtri(0.5 + level / 2))

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-
 from .estimators import Channel, Estimate, project, unbiased_estimate
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Context, Decimal, ROUND_HALF_EVEN
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from functools import lru_cache
 
 from ..validation import check_epsilon, check_positive_int
 
-__all__ = ["RRProbabilities", "rr_probabilities", "exp_lower_bound", "BITS"]
+__all__ = ["BITS", "RRProbabilities", "exp_lower_bound", "rr_probabilities"]
 
 #: Precision of every dyadic probability: uniform 64-bit words are compared
 #: with integer numerators.

@@ -32,10 +32,10 @@ from ..exceptions import SeededReleaseWarning
 __all__ = [
     "RandomSource",
     "SecureRandom",
+    "SeedLike",
     "SeededRandom",
     "resolve_random",
     "warn_if_seeded",
-    "SeedLike",
 ]
 
 SeedLike = Union[None, int, np.integer, np.random.Generator, "RandomSource"]
@@ -59,7 +59,7 @@ class RandomSource:
         """Return ``n`` independent uniform words as a ``uint64`` array."""
         raise NotImplementedError
 
-    def substream(self, *coordinates: int) -> "RandomSource":
+    def substream(self, *coordinates: int) -> RandomSource:
         """Return an independent source derived from this one and ``coordinates``.
 
         The derivation is deterministic: the same parent and coordinates give
@@ -128,7 +128,7 @@ class SecureRandom(RandomSource):
             self._encryptor.update_into(_ZEROS[:size], mv[start : start + size + 15])
         return raw[: 8 * n].view(np.uint64)
 
-    def substream(self, *coordinates: int) -> "SecureRandom":
+    def substream(self, *coordinates: int) -> SecureRandom:
         label = b"dpgraph-substream" + b"".join(struct.pack("<q", int(c)) for c in coordinates)
         derived = hmac.new(self._key, label, hashlib.sha256).digest()
         return SecureRandom(key=derived[:16], nonce=derived[16:32])
@@ -162,7 +162,7 @@ class SeededRandom(RandomSource):
     def uint64(self, n: int) -> np.ndarray:
         return self._gen.bit_generator.random_raw(int(n)).astype(np.uint64, copy=False)
 
-    def substream(self, *coordinates: int) -> "SeededRandom":
+    def substream(self, *coordinates: int) -> SeededRandom:
         if self._seq is not None:
             entropy, parent_key = self._seq.entropy, tuple(self._seq.spawn_key)
         else:  # a user Generator: derive from its current state, deterministically

@@ -231,26 +231,6 @@ def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: fl
     return StatisticEstimate(raw, std, low, high, False, raw=raw, resolved=resolved, ratio=pivot)
 
 
-def finish_bootstrap(raw: float, deltas: np.ndarray, proper: Any, low: float,
-                     high: float) -> StatisticEstimate:
-    """An analytic's result with a basic parametric-bootstrap interval.
-
-    ``deltas`` are sorted draws of (estimate - truth) simulated through the
-    known channel from a plug-in graph; the interval at level 1 - a is
-    [raw - q(1 - a/2), raw - q(a/2)] within [low, high] (the basic
-    bootstrap: it corrects the estimator's bias and skew at the plug-in).
-    ``std`` is the draws' standard deviation.
-    """
-    proper = check_proper(proper)
-    std = float(np.std(deltas))
-    lo = float(np.clip(raw - np.quantile(deltas, 0.975), low, high))
-    hi = float(np.clip(raw - np.quantile(deltas, 0.025), low, high))
-    resolved = not (lo <= low and hi >= high)
-    value = float(np.clip(raw, low, high)) if proper else raw
-    return StatisticEstimate(value, std, low, high, False, raw=raw, resolved=resolved,
-                             bootstrap=(raw, deltas))
-
-
 def delegate(func: Callable) -> Callable:
     """A method ``R.name(...)`` calling ``func(R, ...)``, with func's docstring and signature.
 
