@@ -231,6 +231,27 @@ def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: fl
     return StatisticEstimate(raw, std, low, high, False, raw=raw, resolved=resolved, ratio=pivot)
 
 
+def progress_range(start: int, stop: int, step: int, progress: Any, n: int, what: str):
+    """``range(start, stop, step)``, wrapped in a tqdm bar when ``progress`` asks for one.
+
+    ``progress=None`` shows the bar for releases of 5,000 nodes or more when
+    the error stream is a terminal; tqdm missing means no bar.
+    """
+    import sys
+
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+    show = (n >= 5000 and sys.stderr.isatty()) if progress is None else bool(progress)
+    steps = range(start, stop, step)
+    if not show:
+        return steps
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - optional
+        return steps
+    return tqdm(steps, desc=what, unit="block", leave=False)
+
+
 def delegate(func: Callable) -> Callable:
     """A method ``R.name(...)`` calling ``func(R, ...)``, with func's docstring and signature.
 

@@ -26,6 +26,7 @@ from ._shared import (
     check_proper,
     finish,
     finish_ratio,
+    progress_range,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,7 +64,7 @@ class TriangleStatistics:
     node_linear: np.ndarray | None = None
 
 
-def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
+def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
     Let Z = z0 + delta Y off the diagonal (delta = z1 - z0), U = Z o Z and
@@ -78,6 +79,12 @@ def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
     squared number of common neighbours; quadratic sum_{j<k} Z_jk (S^2)_jk;
     cubic trace(S^3) / 6.  Var W^ and Cov(T^, W^) likewise.  Cost: one n x n
     x n float32 product, in row blocks; memory about 3 n^2 float32.
+
+    Parameters
+    ----------
+    progress : bool or None, default None
+        Show a progress bar (tqdm) over the row blocks; None shows it for
+        releases of 5,000 nodes or more when the error stream is a terminal.
 
     Raises
     ------
@@ -113,7 +120,7 @@ def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
     node_t = np.zeros(n)
     node_lin = np.zeros(n)
     b = _block_rows(n)
-    for i0 in range(0, n, b):
+    for i0 in progress_range(0, n, b, progress, n, "triangles"):
         i1 = min(n, i0 + b)
         C = (Y[i0:i1] @ Y).astype(np.float64)
         Yb = Y[i0:i1].astype(np.float64)
@@ -166,7 +173,8 @@ def triangle_statistics(R: PrivateGraph) -> TriangleStatistics:
     return out
 
 
-def triangles(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+def triangles(R: PrivateGraph, proper: bool = True,
+              progress: bool | None = None) -> StatisticEstimate:
     """Estimate of the number of triangles, unbiased for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
@@ -178,6 +186,8 @@ def triangles(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     proper : bool, default True
         Project the value onto [0, C(n, 3)] (interval centred on the unbiased
         count, clipped); False returns the unbiased count.
+    progress : bool or None, default None
+        Progress bar of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
     -------
@@ -191,20 +201,23 @@ def triangles(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     >>> abs(t.value - 45) < 4 * t.std
     True
     """
-    st = triangle_statistics(R)
+    st = triangle_statistics(R, progress)
     n = R.number_of_nodes()
     est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), 0.0, n * (n - 1) * (n - 2) / 6,
                    exact_std=False)
     return finish(est, proper)
 
 
-def wedges(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+def wedges(R: PrivateGraph, proper: bool = True,
+           progress: bool | None = None) -> StatisticEstimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
     Parameters
     ----------
     proper : bool, default True
         Project the value onto [0, n C(n - 1, 2)]; False returns the unbiased count.
+    progress : bool or None, default None
+        Progress bar of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
     -------
@@ -219,14 +232,15 @@ def wedges(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     >>> abs(w.value - truth) < 4 * w.std
     True
     """
-    st = triangle_statistics(R)
+    st = triangle_statistics(R, progress)
     n = R.number_of_nodes()
     est = Estimate(st.wedges, float(np.sqrt(st.var_wedges)), 0.0, n * (n - 1) * (n - 2) / 2,
                    exact_std=False)
     return finish(est, proper)
 
 
-def transitivity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+def transitivity(R: PrivateGraph, proper: bool = True,
+                 progress: bool | None = None) -> StatisticEstimate:
     """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
     3T^ and W^ are unbiased and jointly normal (sums over many independent
@@ -243,6 +257,8 @@ def transitivity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     proper : bool, default True
         Value 3T^/W^ clipped to [0, 1] (the interval's midpoint when W^ <= 0);
         False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
+    progress : bool or None, default None
+        Progress bar of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
     -------
@@ -258,7 +274,7 @@ def transitivity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     >>> 0 <= lo <= t.value <= hi <= 1
     True
     """
-    st = triangle_statistics(R)
+    st = triangle_statistics(R, progress)
     return finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
                         3.0 * st.cov, proper, 0.0, 1.0)
 
@@ -327,7 +343,8 @@ def _pair_weights(d: np.ndarray) -> np.ndarray:
     return np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 2.0), 0.0)
 
 
-def average_clustering(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+def average_clustering(R: PrivateGraph, proper: bool = True,
+                       progress: bool | None = None) -> StatisticEstimate:
     """Average local clustering (networkx's: nodes of degree < 2 count as 0), with bounds.
 
     C = (1/n) sum_v t_v / C(d_v, 2).  The per-node triangle counts t_v have
@@ -353,6 +370,8 @@ def average_clustering(R: PrivateGraph, proper: bool = True) -> StatisticEstimat
     ----------
     proper : bool, default True
         Project the plug-in value onto the interval; False returns the plug-in itself.
+    progress : bool or None, default None
+        Progress bar of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
     -------
@@ -368,7 +387,7 @@ def average_clustering(R: PrivateGraph, proper: bool = True) -> StatisticEstimat
     True
     """
     proper = check_proper(proper)
-    st = triangle_statistics(R)
+    st = triangle_statistics(R, progress)
     n = R.number_of_nodes()
     deg = count_estimate(_observed_degrees(R).astype(float), np.full(n, float(n - 1)), R.channel)
     d_hat = np.asarray(deg.value, dtype=float)

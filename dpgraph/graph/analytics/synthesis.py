@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._memory import check_fits
-from ._shared import _alpha_beta, _block_rows, _check_seed, _observed_degrees, _undirected
+from ._shared import (
+    _alpha_beta,
+    _block_rows,
+    _check_seed,
+    _observed_degrees,
+    _undirected,
+    progress_range,
+)
 from .counts import edge_count
 from .degree_stats import degree_distribution
 from .spectral import _leading_eigen, _noise_edge
@@ -24,6 +31,7 @@ def synthesize(
     R: PrivateGraph,
     rank: int | None = None,
     seed: int | None = None,
+    progress: bool | None = None,
 ) -> nx.Graph:
     """A sparse networkx graph with about the estimated number of edges.
 
@@ -60,6 +68,9 @@ def synthesize(
         Rank of the spectral prior, in 1..n-2; None: the eigenvalues above the noise edge.
     seed : int or None, default None
         Non-negative seed of the random tie-break.
+    progress : bool or None, default None
+        Progress bar over the row blocks (tqdm); None shows it for releases of
+        5,000 nodes or more when the error stream is a terminal.
 
     Returns
     -------
@@ -114,7 +125,7 @@ def synthesize(
     Ycsr = Y.tocsr()
     rows_all, cols_all, score_all = [], [], []
     b = _block_rows(n)
-    for i0 in range(0, n, b):
+    for i0 in progress_range(0, n, b, progress, n, "synthesize"):
         i1 = min(n, i0 + b)
         if lk.size:
             prior = (Vk[i0:i1] * lk) @ Vk.T
