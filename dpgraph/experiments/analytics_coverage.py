@@ -58,7 +58,7 @@ def _record(name: str, est: Any, truth: float) -> dict:
     return {"stat": name, "truth": truth, "value": v, "lo": float(lo), "hi": float(hi),
             "covered": bool(lo <= truth <= hi), "resolved": bool(est.resolved),
             "finite": bool(np.isfinite([v, lo, hi]).all()),
-            "in_range": bool(est.low <= lo <= v <= hi <= est.high)}
+            "in_range": bool(est.feasible_range[0] <= lo <= v <= hi <= est.feasible_range[1])}
 
 
 def run_graph(G: Any, graph: str, eps: float, reps: int, seed0: int = 0,

@@ -186,8 +186,8 @@ def finish(est: Estimate, proper: Any, low: Any = None, high: Any = None) -> Sta
     range or the estimate is not finite.
     """
     proper = check_proper(proper)
-    low = est.low if low is None else low
-    high = est.high if high is None else high
+    low = est.feasible_range[0] if low is None else low
+    high = est.feasible_range[1] if high is None else high
     raw = est.value
     raw_a = np.asarray(raw, dtype=float)
     std_a = np.asarray(est.std, dtype=float)
@@ -200,9 +200,11 @@ def finish(est: Estimate, proper: Any, low: Any = None, high: Any = None) -> Sta
         std = np.where(finite, std_a, np.asarray(high, dtype=float) - low)
         value = float(v) if v.ndim == 0 else v
         std = float(std) if std.ndim == 0 else std
-        return StatisticEstimate(value, std, low, high, est.exact_std, center=raw, raw=raw,
+        return StatisticEstimate(value, std, est.exact_std, raw, feasible_range=(low, high),
+                                 proper=True, raw=raw,
                                  resolved=resolved)
-    return StatisticEstimate(raw, est.std, low, high, est.exact_std, raw=raw, resolved=resolved)
+    return StatisticEstimate(raw, est.std, est.exact_std, feasible_range=(low, high), proper=False,
+                             raw=raw, resolved=resolved)
 
 
 def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: float,
@@ -226,9 +228,11 @@ def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: fl
     std = (hi - lo) / (2 * Z95)
     if proper:
         value = float(np.clip(raw, low, high)) if den > 0 else 0.5 * (lo + hi)
-        return StatisticEstimate(value, std, low, high, False, raw=raw, resolved=resolved,
+        return StatisticEstimate(value, std, False, feasible_range=(low, high), proper=True, raw=raw,
+                                 resolved=resolved,
                                  ratio=pivot)
-    return StatisticEstimate(raw, std, low, high, False, raw=raw, resolved=resolved, ratio=pivot)
+    return StatisticEstimate(raw, std, False, feasible_range=(low, high), proper=False, raw=raw,
+                             resolved=resolved, ratio=pivot)
 
 
 def progress_range(start: int, stop: int, step: int, progress: Any, n: int, what: str):

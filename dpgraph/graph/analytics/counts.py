@@ -69,7 +69,8 @@ class NodeEstimates(Mapping):
         except (KeyError, TypeError):
             raise KeyError(v) from None
         e = self.estimate[i]
-        return StatisticEstimate(e.value, e.std, e.low, e.high, e.exact_std, center=e.center,
+        return StatisticEstimate(e.value, e.std, e.exact_std, e.center,
+                                 feasible_range=e.feasible_range, proper=self.estimate.proper,
                                  raw=np.asarray(self.estimate.raw)[i],
                                  resolved=self.estimate.resolved)
 
@@ -189,10 +190,12 @@ def degree(R: PrivateGraph, nbunch: Any = None, proper: bool = True) -> Any:
     if _has_node(R, nbunch):
         return NodeEstimates(nodes, est)[nbunch]
     idx = _positions(R, nbunch, "nbunch")
+    lower, upper = est.feasible_range
     picked = StatisticEstimate(np.asarray(est.value)[idx], np.asarray(est.std)[idx],
-                               np.asarray(est.low)[idx] if np.ndim(est.low) else est.low,
-                               np.asarray(est.high)[idx] if np.ndim(est.high) else est.high,
                                est.exact_std,
+                               feasible_range=(np.asarray(lower)[idx] if np.ndim(lower) else lower,
+                                               np.asarray(upper)[idx] if np.ndim(upper) else upper),
+                               proper=est.proper,
                                center=None if est.center is None else np.asarray(est.center)[idx],
                                raw=np.asarray(est.raw)[idx], resolved=est.resolved)
     return NodeEstimates(tuple(nodes[i] for i in idx), picked)

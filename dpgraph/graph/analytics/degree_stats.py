@@ -101,7 +101,8 @@ def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstim
         raw = num / den if den > 0 else float("nan")
     value = (float(np.clip(raw, -1.0, 1.0)) if np.isfinite(raw) else 0.0) if proper else raw
     # no error bar: the interval is the whole feasible range and the estimate is unresolved
-    return StatisticEstimate(value, 2.0 / (2 * Z95), -1.0, 1.0, exact_std=False, raw=raw,
+    return StatisticEstimate(value, 2.0 / (2 * Z95), False, feasible_range=(-1.0, 1.0),
+                             proper=proper, raw=raw,
                              resolved=False, bounds=(-1.0, 0.0, 1.0, 0.0))
 
 

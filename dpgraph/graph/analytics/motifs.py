@@ -203,8 +203,8 @@ def triangles(R: PrivateGraph, proper: bool = True,
     """
     st = triangle_statistics(R, progress)
     n = R.number_of_nodes()
-    est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), 0.0, n * (n - 1) * (n - 2) / 6,
-                   exact_std=False)
+    est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
+                   feasible_range=(0.0, n * (n - 1) * (n - 2) / 6))
     return finish(est, proper)
 
 
@@ -234,8 +234,8 @@ def wedges(R: PrivateGraph, proper: bool = True,
     """
     st = triangle_statistics(R, progress)
     n = R.number_of_nodes()
-    est = Estimate(st.wedges, float(np.sqrt(st.var_wedges)), 0.0, n * (n - 1) * (n - 2) / 2,
-                   exact_std=False)
+    est = Estimate(st.wedges, float(np.sqrt(st.var_wedges)), exact_std=False,
+                   feasible_range=(0.0, n * (n - 1) * (n - 2) / 2))
     return finish(est, proper)
 
 
@@ -407,5 +407,5 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
     resolved = not (lo <= 0.0 and hi >= 1.0)
     std = (hi - lo) / (2 * Z95)
     value = float(np.clip(raw, lo, hi)) if proper else raw
-    return StatisticEstimate(value, std, 0.0, 1.0, exact_std=False, raw=raw, resolved=resolved,
-                             bounds=(L, sL, U, sU))
+    return StatisticEstimate(value, std, False, feasible_range=(0.0, 1.0), proper=proper, raw=raw,
+                             resolved=resolved, bounds=(L, sL, U, sU))

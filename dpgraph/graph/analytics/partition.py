@@ -93,7 +93,7 @@ def _modularity_from_labels(R: Any, lab: np.ndarray) -> Estimate:
     hc = c0 / 2 - Dv / (2 * m * m)
     extra = float(np.sum(in_pairs * (4 * hc / m + 1 / m**2)))
     var = vmax * max(base + extra, 0.0)
-    return Estimate(float(value), float(np.sqrt(var)), -0.5, 1.0, exact_std=False)
+    return Estimate(float(value), float(np.sqrt(var)), exact_std=False, feasible_range=(-0.5, 1.0))
 
 
 def _modularity_parts(within_obs: Any, out_obs: Any, sizes: np.ndarray, n: int,
@@ -220,7 +220,7 @@ def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]],
     sizes = np.bincount(lab, minlength=k).astype(float)
     if k > _BOOTSTRAP_MAX_COMMUNITIES:  # too many blocks to simulate: delta method
         if float(edge_count(R, proper=False).value) <= 0:
-            return finish(Estimate(float("nan"), float("nan"), -0.5, 1.0, exact_std=False),
+            return finish(Estimate(float("nan"), float("nan"), exact_std=False, feasible_range=(-0.5, 1.0)),
                           proper)
         return finish(_modularity_from_labels(R, lab), proper)
     O = _block_counts(R, lab, k)
