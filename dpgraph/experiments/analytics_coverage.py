@@ -136,11 +136,14 @@ def run(names: list[str] | None = None, epsilons: tuple = EPSILONS, reps: int = 
     from dpgraph.experiments import zoo
 
     names = names or (zoo.names() + list(zoo.REAL))
+    everything = zoo.names() + list(zoo.REAL)
     rows: list[dict] = []
     for graph, G in _graphs(names, n):
         truth = truths(G)
+        # distinct seeds per graph: graphs of equal size would otherwise get the same flips
+        g = everything.index(graph) if graph in everything else len(everything)
         for k, eps in enumerate(epsilons):
-            rows.extend(run_graph(G, graph, eps, reps, seed0=1000 * k, truth=truth))
+            rows.extend(run_graph(G, graph, eps, reps, seed0=100_000 * g + 1000 * k, truth=truth))
             if progress:
                 print(f"  {graph} eps={eps} done", flush=True)
     return rows

@@ -362,14 +362,16 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
     [L^ - 1.96 sd(L^), U^ + 1.96 sd(U^)] within [0, 1].  It is conservative
     (coverage above 95% where the degrees are uncertain) and is the whole
     of [0, 1] (``resolved`` False) where the release cannot resolve C.
-    The value is the plug-in (1/n) sum_v t^_v / C(round(d^_v), 2), projected
-    onto the interval when ``proper``.  Prefer :func:`transitivity` as a
+    With ``proper`` the value is the interval's midpoint (of all points of a
+    set the statistic is only known to lie in, the one with the smallest
+    worst-case error); ``raw`` is the plug-in (1/n) sum_v t^_v / C(round(d^_v), 2),
+    biased upwards where the degrees are noisy.  Prefer :func:`transitivity` as a
     global clustering number: it is identified and has an exact pivot.
 
     Parameters
     ----------
     proper : bool, default True
-        Project the plug-in value onto the interval; False returns the plug-in itself.
+        The interval's midpoint as the value; False returns the plug-in itself.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
 
@@ -406,6 +408,6 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
     raw = float(_pair_weights(np.round(np.clip(d_hat, 0, n - 1))) @ t) / n
     resolved = not (lo <= 0.0 and hi >= 1.0)
     std = (hi - lo) / (2 * Z95)
-    value = float(np.clip(raw, lo, hi)) if proper else raw
+    value = 0.5 * (lo + hi) if proper else raw  # the midpoint minimises the worst-case error
     return StatisticEstimate(value, std, False, feasible_range=(0.0, 1.0), proper=proper, raw=raw,
                              resolved=resolved, bounds=(L, sL, U, sU))
