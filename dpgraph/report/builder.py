@@ -135,7 +135,7 @@ def _community_section(R: Any, progress: Callable, timings: list) -> dict:
     if R.directed:
         return {"note": "Community detection runs on undirected releases only."}
     try:
-        comm = _timed(progress, timings, "communities (spectral)", R.communities)
+        comm = _timed(progress, timings, "communities", R.communities)
     except (MemoryError, ValueError) as exc:
         return {"note": f"Not computed: {exc}"}
     det = detectability(comm)
