@@ -13,6 +13,7 @@ from scipy import stats
 import dpgraph
 from dpgraph.core import SecureRandom
 from dpgraph.graph import blockwise as bw
+from dpgraph.graph.blockwise import queries as bwq
 from dpgraph.graph.blockwise import (
     edge_input_from_graph,
     open_blockwise,
@@ -273,8 +274,8 @@ def test_multi_query_kernel_matches_numpy_fallback():
     masks = rng.integers(0, 2**63, (5, 7), dtype=np.int64).astype(np.uint64)
     expect = [sum(int(np.bitwise_count(words[i] & masks[q]).sum()) for i in np.flatnonzero(rows[q]))
               for q in range(5)]
-    assert bw._multi_query_popcount_numpy(words, rows, masks, 0, 0, False).tolist() == expect
-    assert bw._multi_query_popcount(words, rows, masks, 0, 0, False).tolist() == expect
+    assert bwq._multi_query_popcount_numpy(words, rows, masks, 0, 0, False).tolist() == expect
+    assert bwq._multi_query_popcount(words, rows, masks, 0, 0, False).tolist() == expect
 
 
 def test_local_cluster_workers_get_the_malloc_environment(tmp_path, registry):
