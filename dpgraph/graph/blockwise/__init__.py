@@ -44,23 +44,25 @@ allowed: it reproduces the same release and costs no privacy.
 from .cluster import WORKER_ENV, local_cluster
 from .input import EdgeInput, edge_input_from_graph, read_edge_list
 from .queries import BlockwiseGraph, ZarrAdjacency
-from .store import FORMAT, FORMAT_VERSION, open_blockwise
+from .store import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
 from .tiles import release_tiled
-from .write import release_blockwise
+from .write import StoreBusyError, release_blockwise
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "WORKER_ENV",
+    "BlockwiseGraph",
     "EdgeInput",
-    "read_edge_list",
+    "StoreBusyError",
+    "ZarrAdjacency",
     "edge_input_from_graph",
+    "local_cluster",
+    "open_blockwise",
+    "read_edge_list",
     "release_blockwise",
     "release_tiled",
-    "open_blockwise",
-    "BlockwiseGraph",
-    "ZarrAdjacency",
-    "WORKER_ENV",
-    "local_cluster",
+    "validate_metadata",
 ]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WORKER_ENV", "local_cluster", "active_client", "share", "run_tasks"]
+__all__ = ["WORKER_ENV", "active_client", "local_cluster", "run_tasks", "share"]
 
 #: Environment for Dask worker *processes*.  The nanny's default
 #: ``MALLOC_TRIM_THRESHOLD_=65536`` also pins glibc's mmap threshold at 128 KiB,

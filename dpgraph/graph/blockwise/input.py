@@ -13,15 +13,16 @@ import numbers
 import os
 import struct
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from ..encoding import NodeIndex, encode_graph
 from .storage import fsspec_kwargs
 
-__all__ = ["EdgeInput", "read_edge_list", "edge_input_from_graph"]
+__all__ = ["EdgeInput", "edge_input_from_graph", "read_edge_list"]
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def read_edge_list(path: str | os.PathLike, nodes: Any, *, directed: bool = Fals
     else:
         if not os.path.exists(path_str):
             raise FileNotFoundError(f"edge list {path_str!r} does not exist")
-        opener = open(path_str, "rb")
+        opener = open(path_str, "rb")  # noqa: SIM115 - entered by the with below
     carry = b""
     with opener as fh:
         while True:

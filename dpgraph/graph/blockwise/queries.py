@@ -8,7 +8,8 @@ the masks of every query that selects it in one pass).
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from .cluster import share
 from .storage import StoreLocation
 from .tiles import TilePlan
 
-__all__ = ["ZarrAdjacency", "BlockwiseGraph"]
+__all__ = ["BlockwiseGraph", "ZarrAdjacency"]
 
 
 def _read_tile(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> np.ndarray:
@@ -220,6 +221,11 @@ class BlockwiseGraph(PrivateGraph):
         super().__init__(adjacency, index, probabilities)
         self.metadata = dict(metadata)
         self.release_id = str(metadata["release_id"])
+
+    @property
+    def nonce(self) -> bytes:
+        """The release's public nonce: with the secret key it reproduces the release."""
+        return bytes.fromhex(self.metadata["nonce"])
 
     def released_degrees(self) -> np.ndarray:
         """Raw released degrees (a Dask reduction over tiles)."""

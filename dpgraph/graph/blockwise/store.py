@@ -1,14 +1,20 @@
-"""The Zarr store of a blockwise release: its format and opening it for queries.
+"""The Zarr store of a blockwise release: its format, validation, and opening it for queries.
 
 Store layout (a Zarr v3 group)::
 
     <store>/zarr.json      group attributes: the metadata below
     <store>/adjacency      uint64 (n, ceil(n / 64)), chunks = one tile
     <store>/nodes          int64 (n,): the node labels in canonical (sorted) order
+
+Everything is checked on open (:func:`validate_metadata`, then the arrays and
+the tiles where stray bits could hide): a crafted or damaged store is refused
+with a ValueError naming the field, never read as a different release.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -18,17 +24,142 @@ from ..encoding import NodeIndex
 from ..packed import words_per_row
 from .queries import BlockwiseGraph, ZarrAdjacency
 from .storage import StoreLocation
-from .tiles import TilePlan
+from .tiles import NONCE_BYTES, TilePlan
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "open_blockwise"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "open_blockwise", "validate_metadata"]
 
 FORMAT = "dpgraph-blockwise"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: per-release nonce
+_HALF = 1 << 63  # flip numerators are at most 2^63 (p' <= 1/2)
+
+
+def _bad(field: str, why: str) -> ValueError:
+    return ValueError(f"blockwise store metadata field {field!r} {why}; the store is damaged "
+                      "or was not written by dpgraph")
+
+
+def _int_field(meta: dict, field: str, lo: int) -> int:
+    v = meta.get(field)
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
+        raise _bad(field, f"must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+def _hex_field(meta: dict, field: str, nbytes: int) -> str:
+    v = meta.get(field)
+    if not isinstance(v, str) or len(v) != 2 * nbytes or any(
+            c not in "0123456789abcdef" for c in v):
+        raise _bad(field, f"must be {2 * nbytes} lowercase hex digits")
+    return v
+
+
+def validate_metadata(meta: Any) -> dict:
+    """Check the types and ranges of a store's metadata; return the fields the reader uses.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that is missing, of the wrong type or out of
+        range.
+    """
+    if not isinstance(meta, dict):
+        raise ValueError("blockwise store metadata must be a JSON object")  # noqa: TRY004
+    directed = meta.get("directed")
+    if not isinstance(directed, bool):
+        raise _bad("directed", f"must be true or false (a JSON boolean), got {directed!r}")
+    complete = meta.get("complete")
+    if not isinstance(complete, bool):
+        raise _bad("complete", f"must be true or false (a JSON boolean), got {complete!r}")
+    n = _int_field(meta, "n", 2)
+    tile = meta.get("tile")
+    if (not isinstance(tile, list) or len(tile) != 2
+            or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in tile)
+            or any(x < 64 or x % 64 for x in tile)):
+        raise _bad("tile", f"must be [rows, cols], positive multiples of 64, got {tile!r}")
+    eps = meta.get("epsilon")
+    if (not isinstance(eps, numbers.Real) or isinstance(eps, bool)
+            or not math.isfinite(float(eps)) or float(eps) <= 0):
+        raise _bad("epsilon", f"must be a finite positive number, got {eps!r}")
+    num = meta.get("flip_numerator")
+    if not isinstance(num, str) or not num.isascii() or not num.isdigit() or len(num) > 20:
+        raise _bad("flip_numerator", "must be a decimal string of an integer")
+    if not 0 < int(num) <= _HALF:
+        raise _bad("flip_numerator", "must be in 1..2^63 (a flip probability in (0, 1/2])")
+    return {
+        "n": n,
+        "directed": directed,
+        "complete": complete,
+        "tile": (int(tile[0]), int(tile[1])),
+        "epsilon": float(eps),
+        "flip_numerator": int(num),
+        "nonce": bytes.fromhex(_hex_field(meta, "nonce", NONCE_BYTES)),
+        "release_id": _hex_field(meta, "release_id", 16),
+    }
+
+
+def _stray_bits_in_tile(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> int:
+    """1 bits of tile (a, b) that are no vertex pair: diagonal, lower triangle, padding."""
+    r0, r1, c0, c1 = plan.bounds(a, b)
+    words = np.asarray(loc.array("adjacency")[r0:r1, c0:c1])
+    if not words.any():
+        return 0
+    rows = np.arange(r0, r1)[:, None]
+    first = rows + (0 if plan.directed else 1)  # first column that may hold a pair
+    bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little").astype(bool)
+    cols = np.arange(64 * c0, 64 * c1)[None, :]
+    bad = (cols >= plan.n) | (cols == rows) if plan.directed else (cols >= plan.n) | (cols < first)
+    return int((bits & bad).sum())
+
+
+def _boundary_tiles(plan: TilePlan) -> list[tuple[int, int]]:
+    """Tiles where a stray bit could sit: those meeting the diagonal, the padding, or below."""
+    ra, cb = plan.grid
+    out = []
+    for a in range(ra):
+        r0, r1, _, _ = plan.bounds(a, 0)
+        for b in range(cb):
+            _, _, c0, c1 = plan.bounds(a, b)
+            meets_diag = 64 * c0 < r1 and r0 < 64 * c1
+            below = not plan.directed and 64 * c1 <= r0 + 1
+            if meets_diag or below or c1 == plan.nw:
+                out.append((a, b))
+    return out
+
+
+def _check_arrays(loc: StoreLocation, group: Any, fields: dict) -> tuple[TilePlan, np.ndarray]:
+    n = fields["n"]
+    tr, tc = fields["tile"]
+    try:
+        arr, nodes = group["adjacency"], group["nodes"]
+    except KeyError as exc:
+        raise ValueError(f"blockwise store has no {exc.args[0]!r} array; it is damaged") from None
+    if arr.dtype != np.uint64 or arr.shape != (n, words_per_row(n)):
+        raise ValueError(f"blockwise store array 'adjacency' must be uint64 of shape "
+                         f"{(n, words_per_row(n))} for n = {n}, got {arr.dtype} {arr.shape}")
+    if tuple(arr.chunks) != (tr, tc // 64):
+        raise ValueError(f"blockwise store array 'adjacency' has chunks {tuple(arr.chunks)}, "
+                         f"not the tile {(tr, tc // 64)} of the metadata field 'tile'")
+    if nodes.dtype != np.int64 or nodes.shape != (n,):
+        raise ValueError(f"blockwise store array 'nodes' must be int64 of shape ({n},)")
+    labels = np.asarray(nodes[:], dtype=np.int64)
+    if np.any(labels[1:] <= labels[:-1]):
+        raise ValueError("blockwise store array 'nodes' must hold sorted, unique labels")
+    plan = TilePlan(n, fields["directed"], tr, tc // 64)
+    import dask
+
+    tasks = [dask.delayed(_stray_bits_in_tile, pure=True)(loc, plan, a, b)
+             for a, b in _boundary_tiles(plan)]
+    stray = sum(dask.compute(*tasks))
+    if stray:
+        where = "diagonal or padding" if plan.directed else "diagonal, lower triangle or padding"
+        raise ValueError(f"blockwise store array 'adjacency' has {stray} bit(s) set on the "
+                         f"{where}, which hold no vertex pair; the store is damaged or crafted")
+    return plan, labels
 
 
 def open_blockwise(store: Any, *, release_id: str | None = None,
                    storage_options: dict | None = None) -> BlockwiseGraph:
-    """Open a stored blockwise release for queries.
+    """Open a stored blockwise release for queries, after validating it.
 
     Parameters
     ----------
@@ -47,8 +178,11 @@ def open_blockwise(store: Any, *, release_id: str | None = None,
         No store at that location.
     ValueError
         Not a dpgraph blockwise store, another format version, another
-        release, an interrupted write, or a flip probability that fails
-        certification.
+        release, an interrupted write, a flip probability that fails
+        certification, metadata of the wrong type or out of range (the
+        message names the field), arrays of the wrong shape or type,
+        unsorted or repeated node labels, or bits set where no vertex pair
+        is (diagonal, lower triangle of an undirected release, padding).
     """
     loc = StoreLocation(store, storage_options)
     if not loc.exists():
@@ -70,18 +204,13 @@ def open_blockwise(store: Any, *, release_id: str | None = None,
             f"store holds release {meta.get('release_id')!r}, not {release_id!r}: "
             "it is from another release"
         )
-    if not meta.get("complete"):
+    fields = validate_metadata(meta)
+    if not fields["complete"]:
         raise ValueError("store holds an incomplete release (the write was interrupted); "
-                         "write it again with overwrite=True")
-    rr = RRProbabilities(K=2, epsilon=float(meta["epsilon"]),
-                         move_numerator=int(meta["flip_numerator"]))
+                         "resume it with release_blockwise(..., key=, resume=True) or write it "
+                         "again with overwrite=True")
+    rr = RRProbabilities(K=2, epsilon=fields["epsilon"], move_numerator=fields["flip_numerator"])
     if not rr.certify():
         raise ValueError("store's flip probability does not certify its epsilon; refusing it")
-    n = int(meta["n"])
-    arr = group["adjacency"]
-    if arr.shape != (n, words_per_row(n)):
-        raise ValueError("store's adjacency shape does not match its metadata")
-    labels = np.asarray(group["nodes"][:], dtype=np.int64)
-    tr, tc = (int(x) for x in meta["tile"])
-    adjacency = ZarrAdjacency(loc, TilePlan(n, bool(meta["directed"]), tr, tc // 64))
-    return BlockwiseGraph(adjacency, NodeIndex.from_integers(labels), rr, meta)
+    plan, labels = _check_arrays(loc, group, fields)
+    return BlockwiseGraph(ZarrAdjacency(loc, plan), NodeIndex.from_integers(labels), rr, meta)

@@ -10,6 +10,9 @@ reproduces ``dpgraph.release`` for the same stream.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,10 +25,21 @@ from ..private import PrivateGraph
 from ..release import fill_bands  # the in-memory schedule; shared so tiles reproduce it
 from .input import EdgeInput
 
-__all__ = ["TilePlan", "DEFAULT_TILE", "check_tile", "check_key", "tile_source", "sample_tile",
-           "release_tiled"]
+__all__ = [
+    "DEFAULT_TILE",
+    "NONCE_BYTES",
+    "TilePlan",
+    "check_key",
+    "check_nonce",
+    "check_tile",
+    "new_nonce",
+    "release_tiled",
+    "sample_tile",
+    "tile_source",
+]
 
 DEFAULT_TILE = (4096, 32768)
+NONCE_BYTES = 16
 _ONE = np.uint64(1)
 
 
@@ -54,8 +68,20 @@ class TilePlan:
     def holds_pairs(self, a: int, b: int) -> bool:
         if self.directed:
             return True
-        r0, _, c0, c1 = self.bounds(a, b)
+        r0, _, _, c1 = self.bounds(a, b)
         return min(self.n, 64 * c1) - 1 > r0  # some column j > the first row
+
+    def count_tiles(self) -> int:
+        """Number of tiles that hold pairs, in O(grid rows) (no list of tiles)."""
+        ra, cb = self.grid
+        if self.directed:
+            return ra * cb
+        total = 0
+        for a in range(ra):
+            r0 = a * self.tile_rows
+            if r0 + 1 < self.n:  # first tile column with some j > r0
+                total += max(0, cb - (r0 + 1) // (64 * self.tile_words))
+        return total
 
     def tiles(self) -> list[tuple[int, int]]:
         """The tiles that hold pairs (undirected: none wholly below the diagonal)."""
@@ -84,9 +110,28 @@ def check_key(key: Any) -> bytes:
     return bytes(key)
 
 
-def tile_source(key: bytes, a: int, b: int) -> SecureRandom:
-    """The random stream of tile (a, b) under ``key``."""
-    return SecureRandom(key=key).substream(a, b)
+def check_nonce(nonce: Any) -> bytes:
+    """A release nonce: 16 bytes (public; stored with the release)."""
+    if not isinstance(nonce, (bytes, bytearray)) or len(nonce) != NONCE_BYTES:
+        raise TypeError(f"nonce must be {NONCE_BYTES} bytes, e.g. a stored release's B.nonce")
+    return bytes(nonce)
+
+
+def new_nonce() -> bytes:
+    """A fresh random release nonce from the operating system."""
+    return os.urandom(NONCE_BYTES)
+
+
+def tile_source(key: bytes, nonce: bytes, a: int, b: int) -> SecureRandom:
+    """The random stream of tile (a, b) of the release made with ``key`` and ``nonce``.
+
+    The stream key is HMAC-SHA256(key, label || nonce): every release draws a
+    fresh nonce, so two releases under one key never share a flip, and tile
+    (a, b) then takes the substream (a, b) of that stream.
+    """
+    stream_key = hmac.new(check_key(key), b"dpgraph-blockwise-stream" + check_nonce(nonce),
+                          hashlib.sha256).digest()
+    return SecureRandom(key=stream_key).substream(a, b)
 
 
 def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator: int,
@@ -128,17 +173,13 @@ def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator:
 
 
 def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
-                  tile: tuple[int, int] = DEFAULT_TILE) -> PrivateGraph:
+                  tile: tuple[int, int] = DEFAULT_TILE, *,
+                  nonce: bytes | None = None) -> PrivateGraph:
     """The blockwise release computed in memory, tile by tile, in one process.
 
-    Bit for bit what :func:`release_blockwise` writes for the same key, tile
-    shape and input; useful as a reference and for graphs that fit in memory.
-
-    Never use one ``key`` for two different graphs: the two releases would
-    share every flip, and XOR-ing them reveals exactly the pairs where the
-    graphs differ.  Unlike :func:`release_blockwise`, this function keeps no
-    registry of keys, so the caller must draw a fresh key (``os.urandom(16)``)
-    per input.
+    Bit for bit what :func:`release_blockwise` writes for the same key,
+    nonce, tile shape and input (pass a stored release's ``B.nonce`` to
+    reproduce it); useful as a reference and for graphs that fit in memory.
 
     Parameters
     ----------
@@ -149,6 +190,9 @@ def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
         16 or 32 secret bytes.
     tile : (int, int), default (4096, 32768)
         Rows and columns of a tile, multiples of 64.
+    nonce : bytes, optional
+        16 bytes.  ``None`` (the default) draws a fresh one, so the same key
+        never repeats a flip; give a nonce only to reproduce a release.
 
     Returns
     -------
@@ -165,12 +209,13 @@ def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
     """
     rr = rr_probabilities(epsilon, 2)
     key = check_key(key)
+    nonce = new_nonce() if nonce is None else check_nonce(nonce)
     tr, tc = check_tile(tile)
     plan = TilePlan(edges.n, edges.directed, tr, tc // 64)
     words = np.zeros((plan.n, plan.nw), dtype=np.uint64)
     for a, b in plan.tiles():
         r0, r1, c0, c1 = plan.bounds(a, b)
-        words[r0:r1, c0:c1] = sample_tile(tile_source(key, a, b), plan, a, b,
+        words[r0:r1, c0:c1] = sample_tile(tile_source(key, nonce, a, b), plan, a, b,
                                           rr.move_numerator, edges.keys)
     adjacency = PackedAdjacency(words, plan.n, plan.directed)
     return PrivateGraph(adjacency, edges.index, rr)
