@@ -174,8 +174,7 @@ def main(argv=None) -> None:
             cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
             t0 = time.perf_counter()
             B = release_blockwise(edges, eps, store, client=client,
-                                  tile=tuple(args.tile), progress=True,
-                                  registry=os.path.join(tmp, "keys.json"))
+                                  tile=tuple(args.tile), progress=True)
             rel_t = time.perf_counter() - t0
             cpu1 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
             rel_cpu = cpu1 - cpu0
