@@ -58,6 +58,7 @@ from .core.mechanism import MechanismE
 from .core.probabilities import RRProbabilities
 from .core.randomness import RandomSource, SecureRandom
 from .core.universe import Universe
+from .graph.adjacency import PackedWords
 from .graph.encoding import canonical_node_order
 
 __all__ = [
@@ -344,7 +345,8 @@ def graph_pairs(n: int, directed: bool = False) -> tuple[np.ndarray, np.ndarray]
 
 def _released_bits(R: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Released values of pairs (rows[k], cols[k]) of a PrivateGraph-like object."""
-    words = getattr(getattr(R, "_adj", None), "words", None)
+    adj = R.adjacency
+    words = adj.words if isinstance(adj, PackedWords) else None
     if isinstance(words, np.ndarray) and words.dtype == np.uint64 and words.ndim == 2:
         w = words[rows, cols >> 6]
         return ((w >> (cols & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)

@@ -50,7 +50,7 @@ def test_release_then_cut(tmp_path, edgelist, capsys):
     R = load(out)
     assert R.epsilon == 1.5 and R.number_of_nodes() == len({v for e in G.edges() for v in e})
     again = dpgraph.release(nx.Graph(nx.read_edgelist(path, nodetype=int)), 1.5, seed=4)
-    assert (R._adj.words == again._adj.words).all()  # same seed, same release
+    assert (R.adjacency.words == again.adjacency.words).all()  # same seed, same release
     capsys.readouterr()
     assert _main(["cut", str(out), "--S", "0-9,15", "--T", "20-39", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)

@@ -157,10 +157,10 @@ def test_sampler_arguments():
 
 def test_same_seed_same_release_different_seeds_differ():
     G = nx.gnp_random_graph(300, 0.1, seed=4)
-    a = dpgraph.release(G, 1.0, seed=7)._adj.words
-    b = dpgraph.release(G, 1.0, seed=7)._adj.words
-    c = dpgraph.release(G, 1.0, seed=8)._adj.words
-    g = dpgraph.release(G, 1.0, seed=np.random.default_rng(7))._adj.words
+    a = dpgraph.release(G, 1.0, seed=7).adjacency.words
+    b = dpgraph.release(G, 1.0, seed=7).adjacency.words
+    c = dpgraph.release(G, 1.0, seed=8).adjacency.words
+    g = dpgraph.release(G, 1.0, seed=np.random.default_rng(7)).adjacency.words
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
     assert g.shape == a.shape
@@ -168,7 +168,7 @@ def test_same_seed_same_release_different_seeds_differ():
 
 def test_seed_none_never_repeats():
     G = nx.path_graph(200)
-    seen = {dpgraph.release(G, 1.0)._adj.words.tobytes() for _ in range(20)}
+    seen = {dpgraph.release(G, 1.0).adjacency.words.tobytes() for _ in range(20)}
     assert len(seen) == 20
 
 
@@ -181,7 +181,7 @@ def test_release_pinned_for_a_seed():
     import hashlib
 
     G = nx.gnp_random_graph(500, 0.05, seed=1)
-    words = dpgraph.release(G, 1.0, seed=2024)._adj.words.astype("<u8").tobytes()
+    words = dpgraph.release(G, 1.0, seed=2024).adjacency.words.astype("<u8").tobytes()
     # recorded when the schedule was fixed (PCG64 stream of seed 2024, 8 dense rounds,
     # chunks of 2^15 words, groups of 2^20 words, bands of 64 rows)
     assert hashlib.sha256(words).hexdigest() == (
@@ -226,5 +226,5 @@ def test_too_large_refused_before_allocating(monkeypatch):
 
 def test_memory_is_two_bits_per_pair():
     R = dpgraph.release(nx.empty_graph(4096), 1.0, seed=0)
-    assert R._adj.nbytes * 8 / R.number_of_pairs <= 2.0 + 1e-3
+    assert R.adjacency.nbytes * 8 / R.number_of_pairs <= 2.0 + 1e-3
     assert encode_graph(nx.empty_graph(5)).rows.size == 0
