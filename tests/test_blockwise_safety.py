@@ -62,7 +62,7 @@ def test_same_key_on_neighbouring_graphs_does_not_reveal_the_pair(tmp_path, monk
     p = A.flip_probability
     N = n * (n - 1) // 2
     lo, hi = _binomial_band(N - 1, 2 * p * (1 - p))
-    d = _differing_pairs(A._adj.words(), B._adj.words(), n)
+    d = _differing_pairs(A.adjacency.words, B.adjacency.words, n)
     assert d > 1
     assert lo <= d <= hi + 1
 
@@ -76,18 +76,18 @@ def test_same_key_same_graph_twice_gives_independent_releases(tmp_path, monkeypa
     assert A.nonce != B.nonce and A.release_id != B.release_id
     p = A.flip_probability
     lo, hi = _binomial_band(n * (n - 1), 2 * p * (1 - p))
-    assert lo <= _differing_pairs(A._adj.words(), B._adj.words(), n) <= hi
+    assert lo <= _differing_pairs(A.adjacency.words, B.adjacency.words, n) <= hi
     # the key and the stored nonce reproduce each release exactly
     e = edge_input_from_graph(G, directed=True)
     for R in (A, B):
         ref = release_tiled(e, 0.5, KEY, (64, 64), nonce=R.nonce)
-        assert np.array_equal(R._adj.words(), ref._adj.words)
+        assert np.array_equal(R.adjacency.words, ref.adjacency.words)
 
 
 def test_release_tiled_draws_a_fresh_nonce_by_default():
     e = edge_input_from_graph(_graph(80))
-    a = release_tiled(e, 1.0, KEY, (64, 64))._adj.words
-    b = release_tiled(e, 1.0, KEY, (64, 64))._adj.words
+    a = release_tiled(e, 1.0, KEY, (64, 64)).adjacency.words
+    b = release_tiled(e, 1.0, KEY, (64, 64)).adjacency.words
     assert not np.array_equal(a, b)
     with pytest.raises(TypeError, match="nonce"):
         release_tiled(e, 1.0, KEY, (64, 64), nonce=b"short")
@@ -105,7 +105,7 @@ def test_resume_reuses_the_store_nonce(tmp_path):
     G = _graph(150)
     store = tmp_path / "r.zarr"
     B = release_blockwise(G, 1.0, store, key=KEY, tile=(64, 64))
-    words = B._adj.words()
+    words = B.adjacency.words
     g = zarr.open_group(str(store), mode="r+")  # an interrupted write: half the tiles lost
     g["adjacency"][:64] = 0
     g.attrs.update({"complete": False})
@@ -118,7 +118,7 @@ def test_resume_reuses_the_store_nonce(tmp_path):
     with pytest.raises(ValueError, match="needs the key"):
         release_blockwise(G, 1.0, store, tile=(64, 64), resume=True)
     R = release_blockwise(G, 1.0, store, key=KEY, tile=(64, 64), resume=True)
-    assert R.nonce == B.nonce and np.array_equal(R._adj.words(), words)
+    assert R.nonce == B.nonce and np.array_equal(R.adjacency.words, words)
     with pytest.raises(ValueError, match="nothing to resume"):
         release_blockwise(G, 1.0, store, key=KEY, tile=(64, 64), resume=True)
     with pytest.raises(ValueError, match="not both"):
@@ -173,7 +173,7 @@ def test_concurrent_writers_to_one_store(tmp_path, monkeypatch):
     assert B.nonce.hex() == out.strip()
     ref = release_tiled(edge_input_from_graph(_graph(100, seed=1)), 1.0, KEY, (64, 64),
                         nonce=B.nonce)
-    assert np.array_equal(B._adj.words(), ref._adj.words)
+    assert np.array_equal(B.adjacency.words, ref.adjacency.words)
     # once the first writer is done, the store can be replaced
     C = release_blockwise(_graph(100, seed=7), 1.0, store, tile=(64, 64), overwrite=True)
     assert C.release_id != B.release_id

@@ -7,7 +7,6 @@ the masks of every query that selects it in one pass).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -15,7 +14,8 @@ import numpy as np
 
 from ...core.probabilities import RRProbabilities
 from ..encoding import NodeIndex
-from ..packed import masked_row_popcount, words_per_row
+from ..adjacency import AdjacencyBase
+from ..packed import multi_query_popcount, words_per_row
 from ..private import PrivateGraph
 from .cluster import share
 from .storage import StoreLocation
@@ -33,54 +33,6 @@ def _unpack(words: np.ndarray, ncols: int) -> np.ndarray:
     return np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")[:, :ncols]
 
 
-def _multi_query_popcount_numpy(words: np.ndarray, rowsel: np.ndarray, masks: np.ndarray,
-                                first_row: int, first_word: int, upper: bool) -> np.ndarray:
-    total = np.zeros(masks.shape[0], dtype=np.int64)
-    for q in range(masks.shape[0]):
-        sel = np.flatnonzero(rowsel[q])
-        if sel.size:
-            total[q] = masked_row_popcount(words, sel, np.ascontiguousarray(masks[q]), upper=False)
-    return total
-
-
-_multi_query_popcount = _multi_query_popcount_numpy
-if not os.environ.get("DPGRAPH_DISABLE_NUMBA"):
-    try:
-        import numba as _nb
-    except ImportError:  # pragma: no cover - numba is optional
-        _nb = None
-    if _nb is not None:
-        _M1 = np.uint64(0x5555555555555555)
-        _M2 = np.uint64(0x3333333333333333)
-        _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-        _H01 = np.uint64(0x0101010101010101)
-
-        @_nb.njit(cache=True, nogil=True)
-        def _multi_query_popcount(words, rowsel, masks, first_row, first_word,
-                                  upper):  # pragma: no cover - compiled
-            # One pass over the tile: each row is read once (it stays in L1) and
-            # ANDed with the column mask of every query that selects it.
-            nq = masks.shape[0]
-            nr, nw = words.shape
-            out = np.zeros(nq, dtype=np.int64)
-            one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
-            for i in range(nr):
-                start = 0
-                if upper:  # words left of the diagonal word are zero
-                    start = max(0, ((first_row + i) >> 6) - first_word)
-                for q in range(nq):
-                    if rowsel[q, i]:
-                        acc = np.uint64(0)
-                        for w in range(start, nw):
-                            x = words[i, w] & masks[q, w]
-                            x = x - ((x >> one) & _M1)
-                            x = (x & _M2) + ((x >> two) & _M2)
-                            x = (x + (x >> four)) & _M4
-                            acc += (x * _H01) >> sh
-                        out[q] += np.int64(acc)
-            return out
-
-
 def _tile_bilinear(loc: StoreLocation, plan: TilePlan, a: int, b: int,
                    left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """sum_{i, j in tile} L[q, i] A_ij R[q, j] for every q.
@@ -92,9 +44,7 @@ def _tile_bilinear(loc: StoreLocation, plan: TilePlan, a: int, b: int,
     words = _read_tile(loc, plan, a, b)
     r0, r1, c0, c1 = plan.bounds(a, b)
     rows = np.unpackbits(left[:, r0 // 8 : -(-r1 // 8)], axis=1, bitorder="little")[:, : r1 - r0]
-    masks = np.ascontiguousarray(right[:, c0:c1])
-    return _multi_query_popcount(np.ascontiguousarray(words), np.ascontiguousarray(rows), masks,
-                                 r0, c0, not plan.directed)
+    return multi_query_popcount(words, rows, right[:, c0:c1], r0, c0, not plan.directed)
 
 
 def _tile_popcount(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> int:
@@ -113,8 +63,8 @@ def _tile_degrees(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> np.ndar
     return deg
 
 
-class ZarrAdjacency:
-    """The adjacency interface of the graph layer over a Zarr store of tiles.
+class ZarrAdjacency(AdjacencyBase):
+    """The :class:`~dpgraph.graph.adjacency.Adjacency` of a Zarr store of packed tiles.
 
     Every query is a Dask reduction over the tiles (run on the active
     distributed client if there is one, else on Dask's threads).
@@ -190,16 +140,17 @@ class ZarrAdjacency:
             yield i0, _unpack(words, self.n).astype(bool)
 
     def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
-        """Positions (rows, cols) of every stored 1 bit; memory grows with the output."""
-        rows, cols = [], []
+        """Positions (rows, cols) of every stored 1 bit, read 256 rows at a time."""
+        rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
         for i0, bits in self.row_blocks(256):
             r, c = np.nonzero(bits)
             rows.append(r + i0)
             cols.append(c)
         return np.concatenate(rows), np.concatenate(cols)
 
+    @property
     def words(self) -> np.ndarray:
-        """The whole packed matrix in memory (small releases and tests only)."""
+        """The whole packed matrix read into memory (small releases and tests only)."""
         return np.asarray(self.location.array("adjacency")[:])
 
 

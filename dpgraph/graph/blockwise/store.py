@@ -21,7 +21,7 @@ import numpy as np
 
 from ...core.probabilities import RRProbabilities
 from ..encoding import NodeIndex
-from ..packed import words_per_row
+from ..packed import clear_non_pairs, words_per_row
 from .queries import BlockwiseGraph, ZarrAdjacency
 from .storage import StoreLocation
 from .tiles import NONCE_BYTES, TilePlan
@@ -103,12 +103,15 @@ def _stray_bits_in_tile(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> i
     words = np.asarray(loc.array("adjacency")[r0:r1, c0:c1])
     if not words.any():
         return 0
-    rows = np.arange(r0, r1)[:, None]
-    first = rows + (0 if plan.directed else 1)  # first column that may hold a pair
-    bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little").astype(bool)
-    cols = np.arange(64 * c0, 64 * c1)[None, :]
-    bad = (cols >= plan.n) | (cols == rows) if plan.directed else (cols >= plan.n) | (cols < first)
-    return int((bits & bad).sum())
+    stray = 0
+    if not plan.directed:  # words left of each row's diagonal word hold no pair
+        left = np.arange(c0, c1)[None, :] < (np.arange(r0, r1) >> 6)[:, None]
+        stray += int(np.bitwise_count(words[left]).sum(dtype=np.int64))
+        words = np.where(left, np.uint64(0), words)
+    kept = words.copy()
+    clear_non_pairs(kept, plan.n, plan.directed, row0=r0, word0=c0)  # the layout's own masks
+    return stray + int(np.bitwise_count(words).sum(dtype=np.int64)
+                       - np.bitwise_count(kept).sum(dtype=np.int64))
 
 
 def _boundary_tiles(plan: TilePlan) -> list[tuple[int, int]]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...core.probabilities import rr_probabilities
 from ...core.randomness import SecureRandom
-from ..packed import PackedAdjacency, words_per_row
+from ..packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 from ..private import PrivateGraph
 from ..release import fill_bands  # the in-memory schedule; shared so tiles reproduce it
 from .input import EdgeInput
@@ -40,7 +40,6 @@ __all__ = [
 
 DEFAULT_TILE = (4096, 32768)
 NONCE_BYTES = 16
-_ONE = np.uint64(1)
 
 
 @dataclass(frozen=True)
@@ -150,25 +149,13 @@ def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator:
              for s0 in range(r0, r1, 64)]
     bands = [band for band in bands if band[2] < c1]
     fill_bands(out, bands, c1, numerator, source, row0=r0, word0=c0)
-    i = np.arange(r0, r1)
-    iw, ib = i >> 6, (i & 63).astype(np.uint64)
-    ok = (iw >= c0) & (iw < c1)
-    if directed:  # clear the diagonal bit
-        out[i[ok] - r0, iw[ok] - c0] &= ~np.left_shift(_ONE, ib[ok])
-    else:  # in the word holding column i, keep only columns j > i
-        out[i[ok] - r0, iw[ok] - c0] &= ~(np.left_shift(np.uint64(2), ib[ok]) - _ONE)
-    tail = n & 63
-    if tail and c1 == plan.nw:
-        out[:, -1] &= np.uint64((1 << tail) - 1)
+    clear_non_pairs(out, n, directed, row0=r0, word0=c0)
     lo, hi = np.searchsorted(keys, [r0 * n, r1 * n])
     if hi > lo:
         kk = keys[lo:hi]
         rows, cols = kk // n, kk % n
         inside = (cols >= 64 * c0) & (cols < 64 * c1)
-        rows, cols = rows[inside] - r0, cols[inside]
-        flat_pos = rows * (c1 - c0) + ((cols >> 6) - c0)
-        np.bitwise_xor.at(out.reshape(-1), flat_pos,
-                          np.left_shift(_ONE, (cols & 63).astype(np.uint64)))
+        xor_edges(out, rows[inside], cols[inside], row0=r0, word0=c0)
     return out
 
 
