@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import os
 
+import distributed
 import networkx as nx
 import numpy as np
 import pytest
+import zarr
 from scipy import stats
 
 import dpgraph
 from dpgraph.graph import blockwise as bw
+from dpgraph.graph.adjacency import Adjacency, PackedWords
 from dpgraph.graph.blockwise import (
     edge_input_from_graph,
     open_blockwise,
@@ -20,9 +23,6 @@ from dpgraph.graph.blockwise import (
     release_tiled,
 )
 from dpgraph.graph.blockwise.tiles import tile_source
-
-import distributed  # noqa: E402  (in the test extra: a broken install must fail, not skip)
-import zarr  # noqa: E402, F401
 
 KEY = bytes(range(32))
 NONCE = bytes(range(100, 116))
@@ -95,6 +95,8 @@ def test_queries_match_in_memory(client, tmp_path):
     assert B.cut([0, 5], [7]).value == ref.cut([0, 5], [7]).value
     assert B.edges_within(range(120)).value == ref.edges_within(range(120)).value
     assert "release_id" in repr(B)
+    assert isinstance(B.adjacency, Adjacency) and isinstance(B.adjacency, PackedWords)
+    assert B.adjacency.file_kind is None
 
 
 def test_cut_estimates_unbiased_across_keys():

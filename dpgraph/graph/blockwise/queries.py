@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ...core.probabilities import RRProbabilities
-from ..encoding import NodeIndex
 from ..adjacency import AdjacencyBase
+from ..encoding import NodeIndex
 from ..packed import multi_query_popcount, words_per_row
 from ..private import PrivateGraph
 from .cluster import share
