@@ -289,3 +289,18 @@ def test_never_writes_over_foreign_data(tmp_path):
     empty.mkdir()
     B = release_blockwise(_graph(n=70), 1.0, empty, key=KEY, tile=(64, 64))
     assert B.number_of_nodes() == 70
+
+
+def test_zarr_write_path_equals_direct_chunk_files(tmp_path, monkeypatch):
+    """Local stores write chunk files directly; Zarr's own write path gives the same store."""
+    from dpgraph.graph.blockwise import write
+
+    e = edge_input_from_graph(_graph(n=203))
+    A = release_blockwise(e, 1.0, tmp_path / "direct.zarr", key=KEY, tile=(128, 192))
+    monkeypatch.setattr(write, "_direct_chunk_dir", lambda loc, arr: None)
+    B = release_blockwise(e, 1.0, tmp_path / "zarr.zarr", key=KEY, tile=(128, 192))
+    for R in (A, B):
+        ref = release_tiled(e, 1.0, KEY, (128, 192), nonce=R.nonce)
+        assert np.array_equal(R.adjacency.words, ref.adjacency.words)
+    assert open_blockwise(tmp_path / "direct.zarr").number_of_edges() == A.number_of_edges()
+    assert not list((tmp_path / "direct.zarr").rglob("*.tmp"))

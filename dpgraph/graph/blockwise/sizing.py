@@ -12,8 +12,8 @@ from .tiles import TilePlan
 
 __all__ = ["check_resources", "driver_memory", "store_bytes", "tile_memory"]
 
-# a tile's words, the sampler's uniform words for them and its comparison temporaries
-_TILE_COPIES = 4
+# a tile being written, the next tile's words, the sampler's uniform words and temporaries
+_TILE_COPIES = 5
 
 
 def _gib(x: float) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -97,39 +98,58 @@ def validate_metadata(meta: Any) -> dict:
     }
 
 
-def _stray_bits_in_tile(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> int:
-    """1 bits of tile (a, b) that are no vertex pair: diagonal, lower triangle, padding."""
-    r0, r1, c0, c1 = plan.bounds(a, b)
-    words = np.asarray(loc.array("adjacency")[r0:r1, c0:c1])
-    if not words.any():
+def _stray_bits_in_band(loc: StoreLocation, plan: TilePlan, r0: int, r1: int,
+                        words: tuple[int, int]) -> int:
+    """1 bits of rows r0..r1, packed words ``words``, that are no vertex pair."""
+    w0, w1 = words
+    block = np.asarray(loc.array("adjacency")[r0:r1, w0:w1])
+    if not block.any():
         return 0
     stray = 0
     if not plan.directed:  # words left of each row's diagonal word hold no pair
-        left = np.arange(c0, c1)[None, :] < (np.arange(r0, r1) >> 6)[:, None]
-        stray += int(np.bitwise_count(words[left]).sum(dtype=np.int64))
-        words = np.where(left, np.uint64(0), words)
-    kept = words.copy()
-    clear_non_pairs(kept, plan.n, plan.directed, row0=r0, word0=c0)  # the layout's own masks
-    return stray + int(np.bitwise_count(words).sum(dtype=np.int64)
+        left = np.arange(w0, w1)[None, :] < (np.arange(r0, r1) >> 6)[:, None]
+        stray += int(np.bitwise_count(block[left]).sum(dtype=np.int64))
+        block = np.where(left, np.uint64(0), block)
+    kept = block.copy()
+    clear_non_pairs(kept, plan.n, plan.directed, row0=r0, word0=w0)  # the layout's own masks
+    return stray + int(np.bitwise_count(block).sum(dtype=np.int64)
                        - np.bitwise_count(kept).sum(dtype=np.int64))
 
 
-def _boundary_tiles(plan: TilePlan) -> list[tuple[int, int]]:
-    """Tiles where a stray bit could sit: those meeting the diagonal, the padding, or below."""
-    ra, cb = plan.grid
+def _chunk_missing(loc: StoreLocation, arr: Any, a: int, b: int) -> bool:
+    """True when tile (a, b) is certainly not stored (local store, default chunk keys)."""
+    local = loc.local_path
+    enc = getattr(arr.metadata, "chunk_key_encoding", None)
+    if local is None or getattr(enc, "name", None) != "default":
+        return False
+    sep = getattr(enc, "separator", "/")
+    return not os.path.exists(os.path.join(local, "adjacency", f"c{sep}{a}{sep}{b}"))
+
+
+def _boundary_bands(loc: StoreLocation, arr: Any, plan: TilePlan) -> list:
+    """(first row, end row, (first word, end word)) of every place a stray bit could sit.
+
+    The diagonal words of every 64-row band, the last (padding) word of every
+    row, and, undirected, every stored tile wholly below the diagonal.  The
+    rest of the matrix holds pairs only, so it is never read.
+    """
     out = []
+    nw, ra, cb = plan.nw, *plan.grid
     for a in range(ra):
         r0, r1, _, _ = plan.bounds(a, 0)
-        for b in range(cb):
-            _, _, c0, c1 = plan.bounds(a, b)
-            meets_diag = 64 * c0 < r1 and r0 < 64 * c1
-            below = not plan.directed and 64 * c1 <= r0 + 1
-            if meets_diag or below or c1 == plan.nw:
-                out.append((a, b))
+        out.append((r0, r1, (r0 >> 6, min(nw, ((r1 - 1) >> 6) + 1))))  # diagonal words
+        if ((r1 - 1) >> 6) + 1 < nw:
+            out.append((r0, r1, (nw - 1, nw)))  # padding (and the last word's pairs)
+        if not plan.directed:
+            for b in range(cb):
+                _, _, c0, c1 = plan.bounds(a, b)
+                if 64 * c1 <= r0 + 1 and not _chunk_missing(loc, arr, a, b):
+                    out.append((r0, r1, (c0, c1)))
     return out
 
 
-def _check_arrays(loc: StoreLocation, group: Any, fields: dict) -> tuple[TilePlan, np.ndarray]:
+def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
+                  check_bits: bool) -> tuple[TilePlan, np.ndarray]:
     n = fields["n"]
     tr, tc = fields["tile"]
     try:
@@ -148,15 +168,18 @@ def _check_arrays(loc: StoreLocation, group: Any, fields: dict) -> tuple[TilePla
     if np.any(labels[1:] <= labels[:-1]):
         raise ValueError("blockwise store array 'nodes' must hold sorted, unique labels")
     plan = TilePlan(n, fields["directed"], tr, tc // 64)
-    import dask
+    if check_bits:
+        import dask
 
-    tasks = [dask.delayed(_stray_bits_in_tile, pure=True)(loc, plan, a, b)
-             for a, b in _boundary_tiles(plan)]
-    stray = sum(dask.compute(*tasks))
-    if stray:
-        where = "diagonal or padding" if plan.directed else "diagonal, lower triangle or padding"
-        raise ValueError(f"blockwise store array 'adjacency' has {stray} bit(s) set on the "
-                         f"{where}, which hold no vertex pair; the store is damaged or crafted")
+        tasks = [dask.delayed(_stray_bits_in_band, pure=True)(loc, plan, r0, r1, w)
+                 for r0, r1, w in _boundary_bands(loc, arr, plan)]
+        stray = sum(dask.compute(*tasks))
+        if stray:
+            where = ("diagonal or padding" if plan.directed
+                     else "diagonal, lower triangle or padding")
+            raise ValueError(f"blockwise store array 'adjacency' has {stray} bit(s) set on the "
+                             f"{where}, which hold no vertex pair; the store is damaged or "
+                             "crafted")
     return plan, labels
 
 
@@ -187,7 +210,11 @@ def open_blockwise(store: Any, *, release_id: str | None = None,
         unsorted or repeated node labels, or bits set where no vertex pair
         is (diagonal, lower triangle of an undirected release, padding).
     """
-    loc = StoreLocation(store, storage_options)
+    return _open(StoreLocation(store, storage_options), release_id, check_bits=True)
+
+
+def _open(loc: StoreLocation, release_id: str | None, *, check_bits: bool) -> BlockwiseGraph:
+    """Open and validate; ``check_bits=False`` only for a store this process just wrote, locked."""
     if not loc.exists():
         raise FileNotFoundError(
             f"no dpgraph blockwise release at {str(loc)!r}; "
@@ -215,5 +242,5 @@ def open_blockwise(store: Any, *, release_id: str | None = None,
     rr = RRProbabilities(K=2, epsilon=fields["epsilon"], move_numerator=fields["flip_numerator"])
     if not rr.certify():
         raise ValueError("store's flip probability does not certify its epsilon; refusing it")
-    plan, labels = _check_arrays(loc, group, fields)
+    plan, labels = _check_arrays(loc, group, fields, check_bits)
     return BlockwiseGraph(ZarrAdjacency(loc, plan), NodeIndex.from_integers(labels), rr, meta)
