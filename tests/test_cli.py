@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 
 import networkx as nx
 import pytest
@@ -73,7 +74,13 @@ def test_seeded_release_warns(tmp_path, edgelist, capsys):
     path, _ = edgelist
     _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "a.dpg"), "--seed", "1",
            "--nodes", "80"])
-    assert "never publish" in capsys.readouterr().err
+    assert capsys.readouterr().err.count("never publish") == 1
+    with warnings.catch_warnings(record=True) as caught:  # said once, not again as a warning
+        warnings.simplefilter("always")
+        _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "c.dpg"), "--seed", "1",
+               "--nodes", "80"])
+    assert not [w for w in caught if issubclass(w.category, dpgraph.SeededReleaseWarning)]
+    assert capsys.readouterr().err.count("never publish") == 1
     _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "b.dpg"), "--nodes", "80"])
     assert "never publish" not in capsys.readouterr().err
 

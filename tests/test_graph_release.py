@@ -45,7 +45,7 @@ def random_encoded(n: int, directed: bool, density: float, seed: int) -> tuple[E
 def test_flip_rate_on_edges_and_non_edges(directed, n):
     """Flip rate on edges and on non-edges each equals p' (Wilson, alpha 1e-6, > 1e6 trials)."""
     rr = rr_probabilities(1.0)
-    p = rr.move_probability
+    p = rr.flip_probability
     enc, truth = random_encoded(n, directed, 0.5, seed=11)
     valid = ~np.eye(n, dtype=bool) if directed else np.triu(np.ones((n, n), dtype=bool), 1)
     released = dense_bits(release_packed(enc, rr, SeededRandom(5)))
@@ -77,7 +77,7 @@ def test_flip_rate_through_the_public_api():
     flips_edges, flips_non = m - kept, H.number_of_edges() - kept
     for flips, trials in ((flips_edges, m), (flips_non, pairs - m)):
         lo, hi = wilson(flips, trials)
-        assert lo <= rr.move_probability <= hi
+        assert lo <= rr.flip_probability <= hi
 
 
 @pytest.mark.parametrize("n", [2, 3, 63, 64, 65, 127, 128, 129, 200])
@@ -125,7 +125,7 @@ class Scripted(RandomSource):
         return out
 
 
-@pytest.mark.parametrize("numerator", [1, 12345, 1 << 63, (1 << 63) + 1, rr_probabilities(1.0).move_numerator,
+@pytest.mark.parametrize("numerator", [1, 12345, 1 << 63, (1 << 63) + 1, rr_probabilities(1.0).flip_numerator,
                                        FULL - 1])
 def test_sampler_compares_exactly(numerator):
     """U == numerator gives 0 (after all 64 bits), U == numerator - 1 gives 1, U == numerator + 1 gives 0."""
@@ -138,7 +138,7 @@ def test_sampler_compares_exactly(numerator):
         assert not bernoulli_words(n_words, numerator, Scripted(numerator + 1)).any()
 
 
-@pytest.mark.parametrize("numerator", [3 << 60, 1 << 50, rr_probabilities(3.0).move_numerator])
+@pytest.mark.parametrize("numerator", [3 << 60, 1 << 50, rr_probabilities(3.0).flip_numerator])
 def test_sampler_rate(numerator):
     """P(bit) = numerator / 2^64 (Wilson interval at alpha 1e-6 over 2^21 bits)."""
     w = bernoulli_words(1 << 15, numerator, SeededRandom(numerator % 1000))

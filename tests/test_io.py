@@ -27,7 +27,7 @@ def test_round_trip_bit_identical(tmp_path, directed):
     assert np.array_equal(Q.adjacency.words, R.adjacency.words)
     assert Q.nodes == R.nodes and Q.directed == R.directed
     assert Q.epsilon == R.epsilon
-    assert Q.probabilities.move_numerator == R.probabilities.move_numerator
+    assert Q.probabilities.flip_numerator == R.probabilities.flip_numerator
     assert Q.realized_epsilon == R.realized_epsilon
     S, T = list(range(0, 30)), list(range(30, 70))
     assert Q.cut(S, T) == R.cut(S, T)

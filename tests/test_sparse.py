@@ -125,8 +125,8 @@ def test_pair_marginals_are_alpha_and_beta():
     for mask, p in ((is_edge, float(probs.alpha)), (~is_edge, float(probs.beta))):
         chi2 = np.sum((hits[mask] - reps * p) ** 2 / (reps * p * (1 - p)))
         assert stats.chi2.sf(chi2, mask.sum()) > P_MIN
-    assert probs.alpha == Fraction(probs.keep_numerator, 2**64) * (1 - rr.move_fraction)
-    assert probs.beta == Fraction(probs.keep_numerator, 2**64) * rr.move_fraction
+    assert probs.alpha == Fraction(probs.keep_numerator, 2**64) * (1 - rr.flip_fraction)
+    assert probs.beta == Fraction(probs.keep_numerator, 2**64) * rr.flip_fraction
 
 
 def test_cut_zscores_over_300_releases():
@@ -296,7 +296,7 @@ def test_load_refuses_corrupt_sparse_payload(tmp_path):
 
     R = dpgraph.release(nx.gnp_random_graph(30, 0.2, seed=1), epsilon=1.0, seed=2, keep=0.5)
     meta, buf = sparse_payload(R.adjacency)
-    header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.move_numerator),
+    header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.flip_numerator),
               "keep": R.keep, "channel": {"d": R.channel.d, "r": R.channel.r.tolist()}, **meta}
     ok = sparse_read(buf.copy(), header, 30, False)
     assert ok.number_of_edges() == R.number_of_edges()

@@ -58,9 +58,9 @@ def flip_mask(n: int, numerator: int, source: RandomSource) -> np.ndarray:
 def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) -> np.ndarray:
     """K-ary randomized response on value indices, one 64-bit word a row.
 
-    With u uniform on [0, 2^64) and m the certified move numerator, the row
-    moves iff u < (K-1) m; it then moves to the j-th other value with
-    j = u // m, which is uniform on 0..K-2 given a move.  So each other value
+    With u uniform on [0, 2^64) and m the certified flip numerator, the row
+    flips iff u < (K-1) m; it then flips to the j-th other value with
+    j = u // m, which is uniform on 0..K-2 given a flip.  So each other value
     has probability exactly m / 2^64 and the true value keeps the rest.
 
     Parameters
@@ -76,9 +76,9 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     """
     x = np.asarray(indices, dtype=np.intp)
     K = rr.K
-    # j = u // m < K - 1 exactly when u < (K-1) m; clamp "no move" to K - 1
+    # j = u // m < K - 1 exactly when u < (K-1) m; clamp "no flip" to K - 1
     j = source.uint64(x.size).reshape(x.shape)
-    np.floor_divide(j, np.uint64(rr.move_numerator), out=j)
+    np.floor_divide(j, np.uint64(rr.flip_numerator), out=j)
     np.minimum(j, np.uint64(K - 1), out=j)
     flat = j.view(np.int64)  # values 0..K-1: the same bits as int64
     flat += x * K

@@ -96,7 +96,7 @@ class SubsampledProbabilities:
             raise ValueError("keep_numerator must lie in 1..2^64")
         self.rr = rr
         self.keep_numerator = int(keep_numerator)
-        self.flip_numerator = int(rr.move_numerator)
+        self.flip_numerator = int(rr.flip_numerator)
 
     @property
     def keep_fraction(self) -> Fraction:
@@ -169,7 +169,7 @@ def subsampled_probabilities(
                 f"target_edges must be an integer number of edges, got {type(target_edges).__name__}"
             )
         target = int(target_edges)
-        dense = Fraction(rr.move_numerator, _TWO64) * pair_count(n, directed)
+        dense = Fraction(rr.flip_numerator, _TWO64) * pair_count(n, directed)
         if target < 1:
             raise ValueError(f"target_edges must be >= 1, got {target}")
         if target > dense:
