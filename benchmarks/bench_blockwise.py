@@ -1,10 +1,13 @@
 """Blockwise release on a Dask LocalCluster, written to Zarr, then a batch of half cuts.
 
-Target (issue 6): a 200,000-node graph at eps = 1 (2 x 10^10 pairs, about 2.5 GB
-of packed bits) released tile by tile into a Zarr store in a temporary
-directory, then 100 random half cuts answered; peak memory of every Python
-process under 4 GB; release throughput per core within 2x of the in-memory
-release (the baseline, measured in the same run at ``--base-n`` nodes).
+Targets: a 200,000-node graph at eps = 1 (2 x 10^10 pairs, about 2.5 GB of
+packed bits) released tile by tile into a Zarr store in a temporary directory,
+then 100 random half cuts answered; peak memory of every Python process under
+4 GB; release throughput per core at least 0.6x the in-memory release (the
+baseline, measured in the same run at ``--base-n`` nodes, best of
+``--base-repeats``; the blockwise release is best of ``--repeats``).  Both are
+reported per wall-clock core and per CPU second: on a machine shared with
+other jobs the second is the fair one.
 
 Usage::
 
@@ -87,6 +90,7 @@ def main(argv=None) -> None:
     ap.add_argument("--base-n", type=int, default=100_000,
                     help="nodes of the in-memory baseline (1.25 GB at 100,000)")
     ap.add_argument("--base-repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=1, help="blockwise releases (best is kept)")
     ap.add_argument("--tmp", default=None, help="directory for the store (default: system temp)")
     ap.add_argument("--plain-cluster", action="store_true",
                     help="a default LocalCluster instead of local_cluster (Dask's malloc settings)")
@@ -171,13 +175,17 @@ def main(argv=None) -> None:
             read_t, read_cpu = time.perf_counter() - t0, time.process_time() - c0
             print(f"streaming read of the edge list: {read_t:.1f} s ({read_cpu:.1f} CPU s), "
                   f"{edges.keys.size:,} pairs")
-            cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
-            t0 = time.perf_counter()
-            B = release_blockwise(edges, eps, store, client=client,
-                                  tile=tuple(args.tile), progress=True)
-            rel_t = time.perf_counter() - t0
-            cpu1 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
-            rel_cpu = cpu1 - cpu0
+            rel_t = rel_cpu = float("inf")
+            for r in range(max(1, args.repeats)):  # best of a few: the machine is shared
+                if r:
+                    shutil.rmtree(store, ignore_errors=True)
+                cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+                t0 = time.perf_counter()
+                B = release_blockwise(edges, eps, store, client=client,
+                                      tile=tuple(args.tile), progress=True)
+                rel_t = min(rel_t, time.perf_counter() - t0)
+                cpu1 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+                rel_cpu = min(rel_cpu, cpu1 - cpu0)
             rate = N / rel_t
             size = _du(store)
             print(f"blockwise release: {rel_t:.1f} s = {rate / 1e6:.0f} M pairs/s on {args.workers} "
@@ -230,6 +238,10 @@ def main(argv=None) -> None:
               f"{cut_rate / args.workers / 1e9:>12.2f}{cut_rate / args.workers / base_cut_rate:>8.2f}")
         print(f"{'cuts, G pair-queries/CPU-s':34}{base_cut_rate_cpu / 1e9:>12.2f}"
               f"{args.queries * N / cut_cpu / 1e9:>12.2f}{cut_ratio_cpu:>8.2f}")
+        for what, r in (("per wall-clock core", ratio), ("per CPU second", ratio_cpu)):
+            verdict = "met" if r >= 0.6 else f"missed by {0.6 - r:.2f} ({r / 0.6:.0%} of it)"
+            print(f"target blockwise >= 0.6x in-memory release throughput {what}: "
+                  f"{r:.2f}, {verdict}")
         print("load average at end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
         results.update({
             "loadavg_end_1min": os.getloadavg()[0],

@@ -241,7 +241,7 @@ def test_metadata_is_public_only(tmp_path):
         assert k in meta
     text = json.dumps(meta)
     assert KEY.hex() not in text
-    assert int(meta["flip_numerator"]) == B.probabilities.move_numerator
+    assert int(meta["flip_numerator"]) == B.probabilities.flip_numerator
     assert os.path.exists(tmp_path / "r.zarr" / "nodes")
 
 

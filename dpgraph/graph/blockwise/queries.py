@@ -178,10 +178,6 @@ class BlockwiseGraph(PrivateGraph):
         """The release's public nonce: with the secret key it reproduces the release."""
         return bytes.fromhex(self.metadata["nonce"])
 
-    def released_degrees(self) -> np.ndarray:
-        """Raw released degrees (a Dask reduction over tiles)."""
-        return self._adj.degrees()
-
     def __repr__(self) -> str:  # no pass over the store just to print
         kind = "directed" if self.directed else "undirected"
         return (

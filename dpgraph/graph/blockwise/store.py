@@ -239,7 +239,7 @@ def _open(loc: StoreLocation, release_id: str | None, *, check_bits: bool) -> Bl
         raise ValueError("store holds an incomplete release (the write was interrupted); "
                          "resume it with release_blockwise(..., key=, resume=True) or write it "
                          "again with overwrite=True")
-    rr = RRProbabilities(K=2, epsilon=fields["epsilon"], move_numerator=fields["flip_numerator"])
+    rr = RRProbabilities(K=2, epsilon=fields["epsilon"], flip_numerator=fields["flip_numerator"])
     if not rr.certify():
         raise ValueError("store's flip probability does not certify its epsilon; refusing it")
     plan, labels = _check_arrays(loc, group, fields, check_bits)

@@ -203,6 +203,6 @@ def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
     for a, b in plan.tiles():
         r0, r1, c0, c1 = plan.bounds(a, b)
         words[r0:r1, c0:c1] = sample_tile(tile_source(key, nonce, a, b), plan, a, b,
-                                          rr.move_numerator, edges.keys)
+                                          rr.flip_numerator, edges.keys)
     adjacency = PackedAdjacency(words, plan.n, plan.directed)
     return PrivateGraph(adjacency, edges.index, rr)

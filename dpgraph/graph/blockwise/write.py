@@ -52,7 +52,7 @@ def release_id_of(key: bytes, nonce: bytes) -> str:
 def _input_tag(key: bytes, nonce: bytes, edges: EdgeInput, rr: RRProbabilities,
                tile: tuple[int, int]) -> str:
     msg = b"dpgraph-blockwise-input" + nonce + edges.digest() + struct.pack(
-        "<Qqq", rr.move_numerator, tile[0], tile[1])
+        "<Qqq", rr.flip_numerator, tile[0], tile[1])
     return hmac.new(key, msg, hashlib.sha256).hexdigest()
 
 
@@ -342,7 +342,7 @@ def release_blockwise(
         tasks = [
             dask.delayed(_write_tiles, pure=False)(loc, key, nonce, plan,
                                                    tiles[k : k + TILES_PER_TASK],
-                                                   rr.move_numerator, keys_d)
+                                                   rr.flip_numerator, keys_d)
             for k in range(0, len(tiles), TILES_PER_TASK)
         ]
         run_tasks(tasks, client, progress)
@@ -405,7 +405,7 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRPro
         "release_id": release_id_of(key, nonce),
         "nonce": nonce.hex(),
         "epsilon": rr.epsilon,
-        "flip_numerator": str(rr.move_numerator),
+        "flip_numerator": str(rr.flip_numerator),
         "n": plan.n,
         "directed": plan.directed,
         "tile": [tile[0], tile[1]],
