@@ -223,10 +223,15 @@ def _release(args: argparse.Namespace) -> int:
         H.add_nodes_from(public)
         H.add_edges_from(G.edges())
         G = H
+    ledger = None
+    if args.ledger is not None:  # charged inside release, after validation, before sampling
+        ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
+    elif args.budget is not None:
+        raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
     with warnings.catch_warnings():  # said once, below, in the command line's own words
         warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
         R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
-                            keep=args.keep, target_edges=args.target_edges)
+                            keep=args.keep, target_edges=args.target_edges, ledger=ledger)
     R.save(args.output)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
@@ -365,6 +370,11 @@ def register_commands(subparsers: Any) -> None:
     r.add_argument("--target-edges", type=int, default=None,
                    help="sparse release of about this many edges (keep chosen from the public "
                         "n and epsilon)")
+    r.add_argument("--ledger", default=None, metavar="FILE",
+                   help="privacy ledger of this dataset: the release is charged to it and refused "
+                        "if over budget (see SECURITY.md)")
+    r.add_argument("--budget", type=_positive_float, default=None, metavar="TOTAL",
+                   help="total epsilon of a new --ledger FILE (needed only to create it)")
     r.set_defaults(func=_release)
 
     c = subparsers.add_parser(

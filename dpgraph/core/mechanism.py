@@ -80,7 +80,7 @@ class MechanismE:
     keep_probability = renamed_property("keep_probability", "truth_probability")
     move_probability = renamed_property("move_probability", "flip_probability")
 
-    def release(self, X: Any, seed: SeedLike = None) -> np.ndarray:
+    def release(self, X: Any, seed: SeedLike = None, *, ledger: Any = None) -> np.ndarray:
         """Release a database of labels; eps-DP for every row.
 
         Parameters
@@ -91,14 +91,25 @@ class MechanismE:
             ``None`` (default) uses a cryptographically secure stream keyed
             from OS entropy: the only safe choice for a real release.  A seed
             makes the release reproducible and is for tests and experiments.
+        ledger : dpgraph.PrivacyLedger, optional
+            Charge ``epsilon`` to this privacy budget after validating ``X``
+            and before drawing any randomness; over budget raises
+            :class:`dpgraph.BudgetExceededError` and nothing is released.
 
         Returns
         -------
         numpy.ndarray
             Released labels, same shape as X.
         """
+        from ..ledger import PrivacyLedger  # the ledger sits above core
+
+        if ledger is not None and not isinstance(ledger, PrivacyLedger):
+            raise TypeError(
+                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}")
         idx = self.universe.encode(X)
         source = resolve_random(seed)
+        if ledger is not None:
+            ledger.charge(self.epsilon)
         warn_if_seeded(source)
         return self.universe.decode(rr_sample(idx, self.probabilities, source))
 
