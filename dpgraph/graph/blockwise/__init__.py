@@ -3,19 +3,25 @@
 The packed adjacency (the same bit layout as
 :class:`~dpgraph.graph.packed.PackedAdjacency`: bit ``j % 64`` of word ``j // 64``
 of row i is pair (i, j); undirected releases keep only j > i) is cut into tiles
-of ``tile_rows`` rows by ``tile_cols`` columns.  Tile (a, b) is sampled from its
-own stream ``SecureRandom(key).substream(a, b)`` (an HMAC-SHA256 derivation of
-one release key and the tile coordinates), so the release is the same bit for
-bit whatever the number of workers or the order in which tiles run.  Inside a
-tile, words are drawn in 64-row bands exactly as the in-memory release
+of ``tile_rows`` rows by ``tile_cols`` columns.  Every release draws a fresh
+random nonce, stored with it; tile (a, b) is sampled from the stream
+:func:`~dpgraph.graph.blockwise.tiles.tile_source` derives from the release
+key, the nonce and the tile coordinates (HMAC-SHA256), so the release is the
+same bit for bit whatever the number of workers or the order in which tiles
+run, and one key used for two releases never repeats a flip.  Inside a tile,
+words are drawn in 64-row bands exactly as the in-memory release
 (:func:`~dpgraph.graph.release.sample_packed_flips`) draws them, so a release
-made of one tile equals
-``dpgraph.release(G, eps, seed=SecureRandom(key=key).substream(0, 0))``.
+made of one tile equals ``dpgraph.release`` seeded with that tile's stream.
 
 Tiles below the diagonal of an undirected release hold no pairs and are never
-written (Zarr stores no chunk for them).  Queries (edge counts, degrees, batches
-of cuts) are Dask reductions over the tiles; a batch of Q cuts reads each tile
-once and answers all Q with one matrix product.
+written.  Queries (edge counts, degrees, batches of cuts) are Dask reductions
+over the tiles; a batch of Q cuts reads each tile once and answers all Q.
+
+Modules: :mod:`.input` (the public vertex set and edges), :mod:`.tiles` (the
+grid, streams and tile sampler), :mod:`.storage` (the store location),
+:mod:`.sizing` (disk and memory checks), :mod:`.write` (the locked write),
+:mod:`.store` (the format and validation on open), :mod:`.queries` (the
+adjacency over the store) and :mod:`.cluster` (Dask plumbing).
 
 Optional dependencies: ``dask``, ``distributed`` (for a cluster), ``zarr`` and
 ``fsspec`` (any fsspec URL as the store).  They are imported inside the
@@ -27,18 +33,11 @@ Store layout (a Zarr v3 group)::
     <store>/adjacency      uint64 (n, ceil(n / 64)), chunks = one tile
     <store>/nodes          int64 (n,): the node labels in canonical (sorted) order
 
-Metadata: ``format`` ("dpgraph-blockwise"), ``format_version``, ``release_id``,
-``epsilon``, ``flip_numerator`` (decimal string of M, p' = M / 2^64), ``n``,
-``directed``, ``tile``, ``input_tag`` (a keyed HMAC of the input, meaningless
-without the key) and ``complete``.
-
-Key reuse.  Two releases of *different* graphs under one key use the same
-random flips, so XOR-ing them reveals exactly the pairs where the graphs
-differ, with no noise at all.  Writing refuses a key that has already released
-a different input (checked against the target store and a small local registry
-of (release id, input tag) pairs, neither of which says anything about a graph
-to someone without the key).  Re-running the same input with the same key is
-allowed: it reproduces the same release and costs no privacy.
+Metadata: ``format`` ("dpgraph-blockwise"), ``format_version``, ``release_id``
+(an HMAC of the key and nonce), ``nonce`` (hex), ``epsilon``,
+``flip_numerator`` (decimal string of M, p' = M / 2^64), ``n``, ``directed``,
+``tile``, ``input_tag`` (a keyed HMAC of the input, meaningless without the
+key; it lets a resume check it continues the same input) and ``complete``.
 """
 
 from .cluster import WORKER_ENV, local_cluster
