@@ -71,6 +71,25 @@ def _write_edge_list(path: str, n: int, m: int, seed: int) -> tuple[np.ndarray, 
     return u, v
 
 
+def _tile_list(n: int, tile) -> list:
+    from dpgraph.graph.blockwise.tiles import TilePlan
+
+    return TilePlan(n, False, tile[0], tile[1] // 64).tiles()
+
+
+def _sample_only(group, n, tile, epsilon, keys) -> int:
+    """Sample tiles exactly as a release does, with a throwaway key, and store nothing."""
+    from dpgraph.core import rr_probabilities
+    from dpgraph.graph.blockwise.tiles import TilePlan, new_nonce, sample_tile, tile_source
+
+    plan = TilePlan(n, False, tile[0], tile[1] // 64)
+    key, nonce = os.urandom(32), new_nonce()
+    numerator = rr_probabilities(epsilon).flip_numerator
+    for a, b in group:
+        sample_tile(tile_source(key, nonce, a, b), plan, a, b, numerator, keys)
+    return len(group)
+
+
 def _du(path: str) -> int:
     total = 0
     for root, _, files in os.walk(path):
@@ -192,6 +211,20 @@ def main(argv=None) -> None:
                   f"cores = {rate / args.workers / 1e6:.0f} M pairs/s/core wall; {rel_cpu:.0f} CPU s "
                   f"= {N / rel_cpu / 1e6:.0f} M pairs per CPU second; store {size / 1e9:.2f} GB")
 
+            # the same tiles sampled on the same workers but not stored: what the writes cost
+            cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+            t0 = time.perf_counter()
+            keys_f = client.scatter(edges.keys, broadcast=True)
+            tiles = _tile_list(n, args.tile)
+            groups = [tiles[k : k + 4] for k in range(0, len(tiles), 4)]
+            client.gather(client.map(_sample_only, groups, n=n, tile=tuple(args.tile),
+                                     epsilon=eps, keys=keys_f, pure=False))
+            samp_t = time.perf_counter() - t0
+            samp_cpu = sum(client.run(_cpu_seconds).values()) + _cpu_seconds() - cpu0
+            print(f"the same tiles sampled but not stored: {samp_t:.1f} s, {samp_cpu:.0f} CPU s "
+                  f"= {N / samp_cpu / 1e6:.0f} M pairs per CPU second: the store writes cost "
+                  f"{rel_t - samp_t:.1f} s and {rel_cpu - samp_cpu:.1f} CPU s")
+
             t0 = time.perf_counter()
             m_rel = B.number_of_edges()
             cnt_t = time.perf_counter() - t0
@@ -234,6 +267,8 @@ def main(argv=None) -> None:
               f"{rate / args.workers / 1e6:>12.0f}{ratio:>8.2f}")
         print(f"{'release, M pairs/CPU-s':34}{base_rate_cpu / 1e6:>12.0f}"
               f"{N / rel_cpu / 1e6:>12.0f}{ratio_cpu:>8.2f}")
+        print(f"{'release without store writes, M/CPU-s':34}{base_rate_cpu / 1e6:>12.0f}"
+              f"{N / samp_cpu / 1e6:>12.0f}{(N / samp_cpu) / base_rate_cpu:>8.2f}")
         print(f"{'cuts, G pair-queries/s/core':34}{base_cut_rate / 1e9:>12.2f}"
               f"{cut_rate / args.workers / 1e9:>12.2f}{cut_rate / args.workers / base_cut_rate:>8.2f}")
         print(f"{'cuts, G pair-queries/CPU-s':34}{base_cut_rate_cpu / 1e9:>12.2f}"
@@ -251,6 +286,7 @@ def main(argv=None) -> None:
             "throughput_ratio": ratio, "release_cpu_seconds": rel_cpu,
             "release_pairs_per_cpu_s": N / rel_cpu, "baseline_pairs_per_cpu_s": base_rate_cpu,
             "throughput_ratio_cpu": ratio_cpu, "cut_cpu_seconds": cut_cpu,
+            "sample_only_seconds": samp_t, "sample_only_cpu_seconds": samp_cpu,
             "cut_ratio_cpu": cut_ratio_cpu, "store_bytes": size, "released_edges": m_rel,
             "count_seconds": cnt_t, "queries": args.queries, "cut_seconds": cut_t,
             "cut_pair_queries_per_s": cut_rate, "baseline_cut_pair_queries_per_s": base_cut_rate,
