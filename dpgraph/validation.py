@@ -26,24 +26,25 @@ import functools
 import inspect
 import math
 import numbers
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 __all__ = [
-    "check_epsilon",
-    "check_positive_int",
-    "check_probability",
-    "check_level",
-    "check_bool",
+    "Boolean",
     "Constraint",
     "Epsilon",
     "Integer",
-    "Probability",
     "Level",
-    "Boolean",
-    "Options",
     "Optional",
+    "Options",
+    "Probability",
+    "check_bool",
+    "check_epsilon",
+    "check_level",
+    "check_positive_int",
+    "check_probability",
     "validate_params",
 ]
 

@@ -275,3 +275,25 @@ def test_dense_release_does_no_superlinear_work_on_the_edges(monkeypatch):
     monkeypatch.undo()
     assert R.number_of_nodes() == 300
     assert all(s < m for s in sizes), f"sorted {max(sizes)} items for {m} edges"
+
+
+@pytest.mark.parametrize("kind", ["array", "matrix", "file"])
+def test_other_inputs_leave_nothing_behind(kind, tmp_path):
+    """Edge arrays, matrices and files: no reference to the input, no shared memory."""
+
+    G = nx.convert_node_labels_to_integers(labelled_graph(3))
+    edges = np.array(list(G.edges()), dtype=np.int64)
+    if kind == "array":
+        X = edges
+    elif kind == "matrix":
+        X = nx.to_scipy_sparse_array(G, nodelist=range(40), format="csr")
+    else:
+        X = tmp_path / "edges.txt"
+        X.write_text("".join(f"{u} {v}\n" for u, v in edges.tolist()))
+    R = dpgraph.release(X, 1.0, seed=SecureRandom(key=bytes(16)), nodes=range(40))
+    objects = reachable(R)
+    assert not any(o is X for o in objects)
+    inputs = [edges] if kind != "matrix" else [X.data, X.indices, X.indptr]
+    for a in (o for o in objects if isinstance(o, np.ndarray)):
+        assert not any(np.shares_memory(a, b) for b in inputs)
+    assert str(X) not in repr(R)
