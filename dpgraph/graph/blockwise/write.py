@@ -86,14 +86,6 @@ def _store_lock(loc: StoreLocation) -> Iterator[None]:
         lock.release()
 
 
-#: Tiles per Dask task.  A task samples its tiles one after another while a
-#: background thread writes the previous one, so the disk writes overlap the
-#: sampling instead of leaving the core idle (the in-memory release writes
-#: nothing).  Consecutive tiles share a row band, so a task's edge keys are
-#: one slice of the sorted keys.
-TILES_PER_TASK = 4
-
-
 def _direct_chunk_dir(loc: StoreLocation, arr: Any) -> str | None:
     """Directory of the chunk files when a tile can be written as raw bytes, else None.
 
