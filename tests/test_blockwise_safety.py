@@ -271,6 +271,21 @@ def test_valid_store_still_opens_with_all_checks(tmp_path):
 
 
 # ---- size checks before any work ------------------------------------------------------------
+def _no_work(monkeypatch):
+    """Fail at once if a release gets as far as reading its input or creating its store.
+
+    The size checks must come first; without this guard a regression would start
+    allocating 8 GB of labels or writing hundreds of GB.
+    """
+    from dpgraph.graph.blockwise import write
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the release went past its size checks")
+
+    monkeypatch.setattr(write, "_as_edge_input", refuse)
+    monkeypatch.setattr(write, "_create_store", refuse)
+
+
 def _fake_disk(free):
     def disk_usage(path):
         return shutil._ntuple_diskusage(10 * free, 9 * free, free)
@@ -278,6 +293,7 @@ def _fake_disk(free):
 
 
 def test_three_million_nodes_on_small_disk_is_refused_before_writing(tmp_path, monkeypatch):
+    _no_work(monkeypatch)
     monkeypatch.setattr(shutil, "disk_usage", _fake_disk(77 * 10**9))
     edges = tmp_path / "edges.txt"
     edges.write_text("0 1\n")
@@ -287,6 +303,7 @@ def test_three_million_nodes_on_small_disk_is_refused_before_writing(tmp_path, m
 
 
 def test_billion_nodes_refused_with_a_clear_message(tmp_path, monkeypatch):
+    _no_work(monkeypatch)
     edges = tmp_path / "edges.txt"
     edges.write_text("0 1\n")
     monkeypatch.setattr(shutil, "disk_usage", _fake_disk(10**12))
