@@ -345,3 +345,14 @@ def test_ledger_is_charged_once_per_release_and_refuses_over_budget(tmp_path):
     assert dpgraph.PrivacyLedger.load(tmp_path / "budget.json").spent() == pytest.approx(1.0)
     with pytest.raises(TypeError, match="ledger"):
         release_blockwise(G, 0.1, tmp_path / "c.zarr", ledger="budget.json")
+
+
+def test_integer_node_index_is_a_deprecated_alias():
+    from dpgraph.graph import blockwise
+    from dpgraph.graph.encoding import NodeIndex
+
+    with pytest.warns(DeprecationWarning, match="NodeIndex.from_integers"):
+        make = blockwise.IntegerNodeIndex
+    index = make(np.array([3, 7, 9]))
+    assert isinstance(index, NodeIndex) and index.nodes == (3, 7, 9)
+    assert index.indices([9, 3], "S").tolist() == [0, 2]

@@ -67,11 +67,9 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "IntegerNodeIndex":  # merged into NodeIndex; the old name still works
-        import warnings
-
+        from ..._deprecation import warn_renamed
         from ..encoding import NodeIndex
 
-        warnings.warn("IntegerNodeIndex is deprecated; use NodeIndex.from_integers(labels)",
-                      DeprecationWarning, stacklevel=2)
+        warn_renamed("dpgraph.graph.blockwise.IntegerNodeIndex", "NodeIndex.from_integers")
         return NodeIndex.from_integers
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
