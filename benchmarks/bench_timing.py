@@ -46,6 +46,19 @@ def xor_sorted(words: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
     words.reshape(-1)[flat[starts]] ^= np.bitwise_or.reduceat(bit, starts)
 
 
+def measure(G: nx.Graph, n: int, numerator: int, repeat: int) -> dict[str, float]:
+    """Median seconds of each stage of a release of ``G``."""
+    enc = encode_graph(G)
+    scratch = np.zeros((n, words_per_row(n)), dtype=np.uint64)
+    return {
+        "encode": timeit(lambda: encode_graph(G), repeat),
+        "sample": timeit(lambda: sample_packed_flips(n, False, numerator, SecureRandom()), repeat),
+        "xor sorted (before)": timeit(lambda: xor_sorted(scratch, enc.rows, enc.cols), repeat),
+        "xor (now)": timeit(lambda: xor_edges(scratch, enc.rows, enc.cols), repeat),
+        "release": timeit(lambda: dpgraph.release(G, 1.0), repeat),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000)
@@ -57,17 +70,7 @@ def main() -> None:
     graphs = {"empty": nx.empty_graph(n), f"{m:,} edges": nx.gnm_random_graph(n, m, seed=1)}
     stages = {}
     for name, G in graphs.items():
-        enc = encode_graph(G)
-        scratch = np.zeros((n, words_per_row(n)), dtype=np.uint64)
-        stages[name] = {
-            "encode": timeit(lambda: encode_graph(G), args.repeat),
-            "sample": timeit(lambda: sample_packed_flips(n, False, rr.move_numerator,
-                                                         SecureRandom()), args.repeat),
-            "xor sorted (before)": timeit(lambda: xor_sorted(scratch, enc.rows, enc.cols),
-                                          args.repeat),
-            "xor (now)": timeit(lambda: xor_edges(scratch, enc.rows, enc.cols), args.repeat),
-            "release": timeit(lambda: dpgraph.release(G, 1.0), args.repeat),
-        }
+        stages[name] = measure(G, n, rr.flip_numerator, args.repeat)
     empty, full = stages.values()
     rows = []
     for stage in empty:

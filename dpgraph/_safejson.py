@@ -3,20 +3,18 @@
 ``json.loads`` on hostile input can raise RecursionError (deep nesting),
 produce a huge int (and later an OverflowError or a slow conversion) from a
 number of thousands of digits, or read ``1e999`` as infinity.  :func:`loads`
-refuses all of these with a ValueError before or while parsing: the nesting
-depth is measured on the text with strings removed (vectorized, no
-recursion), numbers are parsed by hooks that bound their length, and
-NaN/Infinity are refused.
+refuses all of these with a ValueError: nesting deeper than the interpreter's
+recursion limit stops the parser (RecursionError, turned into ValueError) and
+anything deeper than :data:`MAX_DEPTH` is refused after parsing (an iterative
+walk), numbers are parsed by hooks that bound their length, and NaN/Infinity
+are refused.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
-
-import numpy as np
 
 __all__ = ["loads", "MAX_DEPTH", "MAX_NUMBER_CHARS"]
 
@@ -25,16 +23,21 @@ MAX_DEPTH = 32
 #: longest number literal accepted (a uint64 has 20 digits, a float repr ~24 chars)
 MAX_NUMBER_CHARS = 40
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
-
-def _depth(raw: bytes) -> int:
-    """Maximum bracket nesting of JSON text ``raw`` (strings ignored)."""
-    text = np.frombuffer(_STRING.sub(b'""', raw), dtype=np.uint8)
-    step = np.zeros(text.size, dtype=np.int8)
-    step[(text == ord("[")) | (text == ord("{"))] = 1
-    step[(text == ord("]")) | (text == ord("}"))] = -1
-    return int(np.cumsum(step, dtype=np.int64).max(initial=0))
+def _depth(doc: Any) -> int:
+    """Maximum nesting of lists/dicts in a parsed document (iterative: no recursion)."""
+    deepest, stack = 0, [(doc, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (list, dict)):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+            items = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth) for child in items if isinstance(child, (list, dict)))
+    return deepest
 
 
 def _parse_int(s: str) -> int:
@@ -79,19 +82,22 @@ def loads(raw: bytes, what: str) -> Any:
     >>> loads(b"[" * 100 + b"]" * 100, "example")
     Traceback (most recent call last):
     ...
-    ValueError: example: JSON nested 100 deep (at most 32 is accepted)
+    ValueError: example: JSON nested too deep (at most 32 is accepted)
     """
-    depth = _depth(raw)
-    if depth > MAX_DEPTH:
-        raise ValueError(f"{what}: JSON nested {depth} deep (at most {MAX_DEPTH} is accepted)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{what}: not valid JSON (invalid UTF-8)") from None
     try:
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_constant)
+        doc = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
+                         parse_constant=_constant)
+    except RecursionError:  # the C scanner stops at the interpreter's recursion limit
+        raise ValueError(f"{what}: JSON nested too deep (at most {MAX_DEPTH} is accepted)") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what}: not valid JSON ({exc.msg})") from None
-    except (ValueError, RecursionError, OverflowError) as exc:
+    except (ValueError, OverflowError) as exc:
         raise ValueError(f"{what}: {exc}") from None
+    depth = _depth(doc)
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{what}: JSON nested too deep (at most {MAX_DEPTH} is accepted)")
+    return doc

@@ -3,6 +3,7 @@
     dpgraph demo                                  release a graph, answer cut queries, plot
     dpgraph release EDGELIST --epsilon E -o FILE  release an edge list to a .dpg file
     dpgraph cut FILE --S ... --T ...              answer a cut query from a release
+    dpgraph keygen PREFIX                         a key pair to sign releases (PREFIX.key, .pub)
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
 
 Each command module registers its own sub-commands; this file only wires them.

@@ -475,7 +475,7 @@ class _file_lock:
             raise LedgerFileError(
                 f"path {str(self.path)!r}: cannot create its lock file: {exc.strerror}") from None
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.lock.release()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 
 import networkx as nx
@@ -238,3 +239,28 @@ def test_sparse_channel_and_keep_are_derived_from_the_numerators(tmp_path):
     (tmp_path / "f.dpg").write_bytes(_rewrite(data, edit))
     with pytest.raises(ValueError, match="channel"):
         load(tmp_path / "f.dpg")
+
+
+def test_command_line_signs_and_verifies(tmp_path, capsys):
+    import stat as stat_mod
+
+    from dpgraph.cli import main
+
+    edges = tmp_path / "g.txt"
+    edges.write_text("0 1\n1 2\n2 3\n")
+    assert main(["keygen", str(tmp_path / "curator")]) == 0
+    secret = tmp_path / "curator.key"
+    assert stat_mod.S_IMODE(os.stat(secret).st_mode) == 0o600
+    assert main(["keygen", str(tmp_path / "curator")]) == 2  # never overwrites a key
+    out = tmp_path / "r.dpg"
+    assert main(["release", str(edges), "--nodes", "6", "-e", "1", "-o", str(out),
+                 "--signing-key", str(secret)]) == 0
+    cut = ["cut", str(out), "--S", "0,1", "--T", "2,3"]
+    assert main(cut + ["--verify-key", str(tmp_path / "curator.pub")]) == 0
+    assert main(["keygen", str(tmp_path / "other")]) == 0
+    capsys.readouterr()
+    assert main(cut + ["--verify-key", str(tmp_path / "other.pub")]) == 2
+    err = capsys.readouterr().err
+    assert "signature check failed" in err and "Traceback" not in err
+    assert main(cut + ["--verify-key", str(edges)]) == 2
+    assert "not a key file" in capsys.readouterr().err

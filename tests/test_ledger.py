@@ -8,7 +8,6 @@ import stat
 import warnings
 
 import networkx as nx
-import numpy as np
 import pytest
 
 import dpgraph

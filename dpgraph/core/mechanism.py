@@ -9,7 +9,7 @@ import numpy as np
 from .._deprecation import renamed_property
 
 from .estimators import Channel, Estimate, project, unbiased_estimate
-from .probabilities import RRProbabilities, rr_probabilities
+from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import SeedLike, resolve_random, warn_if_seeded
 from .sampling import rr_sample
@@ -18,7 +18,7 @@ from .universe import Universe
 __all__ = ["MechanismE"]
 
 
-class MechanismE:
+class MechanismE(CertifiedRelease):
     """The paper's mechanism E on a finite universe, with its companion estimators.
 
     Every row is released independently: its true value with probability 1/g,
@@ -57,25 +57,6 @@ class MechanismE:
         self.universe = universe
         self.probabilities: RRProbabilities = rr_probabilities(epsilon, universe.K)
         self.channel: Channel = Channel.randomized_response(self.probabilities)
-
-    @property
-    def epsilon(self) -> float:
-        return self.probabilities.epsilon
-
-    @property
-    def realized_epsilon(self) -> float:
-        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
-        return self.probabilities.realized_epsilon
-
-    @property
-    def truth_probability(self) -> float:
-        """Exact probability (as a float) that a row is released unchanged."""
-        return self.probabilities.truth_probability
-
-    @property
-    def flip_probability(self) -> float:
-        """Exact probability (as a float) of flipping to each particular other value."""
-        return self.probabilities.flip_probability
 
     keep_probability = renamed_property("keep_probability", "truth_probability")
     move_probability = renamed_property("move_probability", "flip_probability")

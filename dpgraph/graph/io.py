@@ -199,8 +199,8 @@ class IOMixin:
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         sk = None if signing_key is None else signing.signing_key(signing_key)
         path = Path(path)
-        kind = _kind_of(self._adj)
-        meta, payload = KINDS[kind][0](self._adj)
+        kind = _kind_of(self.adjacency)
+        meta, payload = KINDS[kind][0](self.adjacency)
         rr = self.probabilities
         plain = type(self.channel).randomized_response(rr)
         default_channel = float(self.channel.d) == float(plain.d) and np.array_equal(
