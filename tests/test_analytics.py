@@ -141,6 +141,21 @@ def test_triangle_estimator_equals_trace_formula(small_graph):
     assert R.wedges(proper=False).value == pytest.approx(w, rel=1e-10)
 
 
+def test_compiled_triangle_pass_equals_numpy(small_graph, monkeypatch):
+    pytest.importorskip("numba")
+    import importlib
+
+    motifs = importlib.import_module("dpgraph.graph.analytics.motifs")
+    G = nx.disjoint_union(small_graph, nx.gnp_random_graph(70, 0.2, seed=3))
+    a = motifs.triangle_statistics(dpgraph.release(G, 1.0, seed=4))
+    monkeypatch.setattr(motifs, "_USE_NUMBA", False)
+    b = motifs.triangle_statistics(dpgraph.release(G, 1.0, seed=4))
+    for f in ("triangles", "wedges", "var_triangles", "var_wedges", "cov"):
+        assert getattr(a, f) == pytest.approx(getattr(b, f), rel=1e-9), f
+    assert np.allclose(a.node_triangles, b.node_triangles)
+    assert np.allclose(a.node_linear, b.node_linear)
+
+
 def test_triangle_ci_coverage():
     """95% intervals of the triangle count cover the truth 95% +- 4 se of the time."""
     G = nx.gnp_random_graph(60, 0.25, seed=5)
