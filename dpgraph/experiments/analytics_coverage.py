@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import time
 import warnings
 from pathlib import Path
@@ -86,12 +85,12 @@ def run_graph(G: Any, graph: str, eps: float, reps: int, seed0: int = 0,
         d = R.degree(nodes)
         lo, hi = d.estimate.ci(0.95)
         td = truth["degrees"]
-        recs.append({"stat": "degrees", "truth": float(td.mean()), "value": float(d.value.mean()),
+        recs.append({"stat": "degrees", "truth": float(td.mean()), "value": float(np.mean(d.estimate.value)),
                      "lo": float(np.mean(lo)), "hi": float(np.mean(hi)),
                      "covered": float(np.mean((lo <= td) & (td <= hi))),
                      "resolved": bool(d.estimate.resolved),
-                     "finite": bool(np.isfinite(d.value).all()),
-                     "in_range": bool(np.all((lo <= d.value) & (d.value <= hi)))})
+                     "finite": bool(np.isfinite(d.estimate.value).all()),
+                     "in_range": bool(np.all((lo <= d.estimate.value) & (d.estimate.value <= hi)))})
         secs = time.perf_counter() - t0
         for rec in recs:
             rec.update(graph=graph, eps=eps, rep=r, seconds=secs)

@@ -126,10 +126,11 @@ def _dense_release(R: Any) -> np.ndarray:
     """Symmetric released adjacency as float32 (exact 0/1), refusing what cannot fit."""
     n = R.number_of_nodes()
     check_fits(3 * n * n * 4, f"the dense released adjacency of {n} nodes (float32, n^2 entries)")
-    r, c = _released_pairs(R)
-    Y = np.zeros((n, n), dtype=np.float32)
-    Y[r, c] = 1.0
-    Y[c, r] = 1.0
+    Y = np.empty((n, n), dtype=np.float32)
+    for i0, bits in R.adjacency.row_blocks():
+        Y[i0 : i0 + bits.shape[0]] = bits
+    # the store may hold each unordered pair once (upper triangle): symmetrize
+    np.maximum(Y, Y.T, out=Y)
     return Y
 
 

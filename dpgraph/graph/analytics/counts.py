@@ -38,8 +38,10 @@ class NodeEstimates(Mapping):
     """Per-node estimates keyed by node label, like networkx's ``G.degree``.
 
     ``est[v]`` is the :class:`~dpgraph.core.StatisticEstimate` of node v;
-    ``to_dict()`` gives ``{node: value}``; ``value``, ``std`` are arrays in
-    ``nodes`` order and ``estimate`` the batch estimate.
+    ``to_dict()`` gives ``{node: value}``; ``estimate`` is the batch
+    estimate (arrays in ``nodes`` order).  (``R.degree(S)`` used to be the
+    degree sum of S; that is now ``R.volume(S)``, and asking a NodeEstimates
+    for ``value`` says so.)
 
     Examples
     --------
@@ -55,13 +57,15 @@ class NodeEstimates(Mapping):
         self.estimate = estimate
         self._pos = {v: i for i, v in enumerate(self.nodes)}
 
-    @property
-    def value(self) -> np.ndarray:
-        return np.asarray(self.estimate.value)
-
-    @property
-    def std(self) -> np.ndarray:
-        return np.asarray(self.estimate.std)
+    def __getattr__(self, name: str) -> Any:
+        # R.degree(S) used to be the degree sum of S: say where it went instead of
+        # returning per-node arrays where a scalar was expected
+        if name in ("value", "std", "ci", "raw", "resolved"):
+            raise AttributeError(
+                f"NodeEstimates has no {name!r}: R.degree(nbunch) is node-keyed like networkx "
+                f"(use .estimate.{name} for the batch, or R.volume(S) for the degree sum of a set)"
+            )
+        raise AttributeError(name)
 
     def __getitem__(self, v: Hashable) -> Estimate:
         try:
@@ -82,7 +86,7 @@ class NodeEstimates(Mapping):
 
     def to_dict(self) -> dict:
         """``{node: estimated value}``."""
-        return dict(zip(self.nodes, self.value.tolist()))
+        return dict(zip(self.nodes, np.asarray(self.estimate.value).tolist()))
 
     def __repr__(self) -> str:  # a summary, never the values
         return f"NodeEstimates({len(self)} nodes)"

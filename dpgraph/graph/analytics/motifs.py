@@ -64,6 +64,20 @@ class TriangleStatistics:
     node_linear: np.ndarray | None = None
 
 
+_USE_NUMBA = True  # tests switch it off to compare the numpy path
+
+
+def _compiled_kernel():
+    """The numba block kernel, or None (numba absent or switched off): numpy fallback."""
+    if not _USE_NUMBA:
+        return None
+    try:
+        from ._trikernel import block_terms
+    except ImportError:  # pragma: no cover - numba is optional
+        return None
+    return block_terms
+
+
 def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
@@ -120,8 +134,15 @@ def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> Triang
     node_t = np.zeros(n)
     node_lin = np.zeros(n)
     b = _block_rows(n)
+    kernel = _compiled_kernel()
     for i0 in progress_range(0, n, b, progress, n, "triangles"):
         i1 = min(n, i0 + b)
+        if kernel is not None:  # one compiled pass over the block
+            terms = kernel(Y[i0:i1] @ Y, Y[i0:i1], i0, deg, D, Q, n, z0, dl, u0, eps_u, w0, om,
+                           node_t, node_lin)
+            tri, lin_t, quad_t, cub_t, lin_w, lin_c = (
+                a + t for a, t in zip((tri, lin_t, quad_t, cub_t, lin_w, lin_c), terms))
+            continue
         C = (Y[i0:i1] @ Y).astype(np.float64)
         Yb = Y[i0:i1].astype(np.float64)
         off = np.ones_like(Yb, dtype=bool)
