@@ -9,8 +9,9 @@ which could reveal the input's edges.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Hashable, Iterable, Sequence
 
 import networkx as nx
@@ -80,6 +81,8 @@ class NodeIndex:
             ints = np.array(self.nodes, dtype=np.int64)
             if np.all(ints[1:] > ints[:-1]):
                 self._ints = ints
+        # labels 0..n-1 in order: a label is its own position
+        self._identity = self._ints is not None and self._ints[0] == 0 and self._ints[-1] == self._ints.size - 1
 
     def positions(self, labels: Iterable[Hashable]) -> np.ndarray:
         """Positions of node labels known to be in the index (no validation)."""
@@ -88,10 +91,6 @@ class NodeIndex:
             return arr if self._identity else np.searchsorted(self._ints, arr)
         return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64)
 
-    @property
-    def _identity(self) -> bool:
-        ints = self._ints
-        return ints is not None and ints[0] == 0 and ints[-1] == ints.size - 1
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -108,6 +107,8 @@ class NodeIndex:
                 f"{name} must be a collection of nodes (list, set, array), "
                 f"got {type(labels).__name__}"
             )
+        if isinstance(labels, np.ndarray) and labels.dtype == np.bool_:
+            return self._from_mask(labels, name)
         fast = self._int_fast(labels, name)
         if fast is not None:
             return fast
@@ -115,8 +116,8 @@ class NodeIndex:
         if not items:
             raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
         pos = self._pos
-        try:
-            idx = np.fromiter((pos.get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        try:  # dict lookups at C speed (map over pos.get), -1 for unknown labels
+            idx = np.fromiter(map(pos.get, items, repeat(-1, len(items))), dtype=np.int64, count=len(items))
         except TypeError:
             raise TypeError(f"{name} contains unhashable items; pass node labels") from None
         missing = int((idx < 0).sum())
@@ -127,17 +128,42 @@ class NodeIndex:
             )
         return np.unique(idx)
 
+    def _from_mask(self, mask: np.ndarray, name: str) -> np.ndarray:
+        """Positions of a boolean membership mask over ``nodes`` (length n)."""
+        if mask.shape != (len(self.nodes),):
+            raise ValueError(
+                f"{name} is a boolean mask of shape {mask.shape}; a mask must have one entry per "
+                f"node, shape ({len(self.nodes)},), in PrivateGraph.nodes order"
+            )
+        pos = np.flatnonzero(mask)
+        if pos.size == 0:
+            raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
+        return pos
+
     def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
-        """Vectorized path for integer arrays/lists/ranges against int labels, else None."""
-        if self._ints is None or not isinstance(labels, (list, tuple, range, np.ndarray)):
+        """Vectorized path for integer arrays/lists/ranges/sets against int labels, else None."""
+        if self._ints is None:
             return None
-        arr = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
+        if isinstance(labels, (set, frozenset, list, tuple)):
+            # array('q') converts at C speed and accepts ints only (bool and numpy
+            # ints included, which equal the same int labels); a float, str or other
+            # label raises and takes the exact dict path below
+            try:
+                items = labels if isinstance(labels, list) else list(labels)  # array() iterates lists fastest
+                arr = np.frombuffer(array("q", items), dtype=np.int64)
+            except (TypeError, OverflowError, ValueError):
+                return None
+        elif isinstance(labels, (range, np.ndarray)):
+            arr = labels if isinstance(labels, np.ndarray) else np.arange(labels.start, labels.stop, labels.step)
+        else:
+            return None
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
         n = self._ints.size
         if self._identity:
             pos = arr
-            missing = int(((arr < 0) | (arr >= n)).sum())
+            inside = arr.min() >= 0 and arr.max() < n  # two reductions; count only on failure
+            missing = 0 if inside else int(((arr < 0) | (arr >= n)).sum())
         else:
             pos = np.minimum(np.searchsorted(self._ints, arr), n - 1)
             missing = int((self._ints[pos] != arr).sum())

@@ -108,7 +108,9 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """
         s = self._index.indices(S, "S")
         t = self._index.indices(T, "T")
-        overlap = np.intersect1d(s, t, assume_unique=True).size
+        member = np.zeros(len(self._index), dtype=bool)  # O(n), no sort
+        member[s] = True
+        overlap = int(np.count_nonzero(member[t]))
         if overlap:
             raise ValueError(
                 f"S and T share {overlap} node(s); a cut query needs disjoint sides"
@@ -272,6 +274,78 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
             raise ValueError("pairs is empty; pass at least one (S, T) query")
         observed = self._adj.cut_counts(sides)  # one pass over the rows where it can
         est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
+        return self._finish(est, proper)
+
+    def cut_batch(self, membership: np.ndarray, proper: bool = False) -> Estimate:
+        """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
+
+        Row q describes query q over ``nodes`` (column i is ``nodes[i]``).  A
+        boolean matrix puts node i in S_q where True and in T_q where False
+        (T_q the complement of S_q); an integer matrix uses 1 for S_q, -1 for
+        T_q and 0 for nodes in neither.  ``cut_batch(M)[q]`` equals
+        ``cut(S_q, T_q)``.  Complement cuts of an undirected release read
+        only the rows of the smaller side, for all queries in one pass.
+
+        Parameters
+        ----------
+        membership : numpy.ndarray of bool or int, shape (Q, n)
+            Every row needs at least one node on each side.
+        proper : bool, default False
+            Round and clip every estimate to an integer in 0..|S_q||T_q|.
+
+        Returns
+        -------
+        Estimate
+            A batch: ``.value`` and ``.std`` have shape (Q,).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``membership`` is not a 2-D bool or integer array with n
+            columns, holds values other than -1, 0, 1, or a row has an empty
+            side (the message names the row).
+
+        Examples
+        --------
+        >>> import networkx as nx, numpy as np, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(6), epsilon=1.0, seed=0)
+        >>> M = np.array([[1, 1, 1, -1, -1, -1], [1, -1, 0, 0, 0, 0]])
+        >>> est = R.cut_batch(M == 1)                   # halves: {0, 1, 2} vs {3, 4, 5}
+        >>> bool(est.value[0] == R.cut([0, 1, 2], [3, 4, 5]).value)
+        True
+        >>> R.cut_batch(M).value.shape                   # signed: query 1 is {0} vs {1}
+        (2,)
+        """
+        n = self.number_of_nodes()
+        if not isinstance(membership, np.ndarray):
+            raise TypeError(
+                f"membership must be a numpy array of shape (Q, {n}), got {type(membership).__name__}; "
+                "e.g. np.asarray(rows, dtype=bool)"
+            )
+        if membership.ndim != 2 or membership.shape[1] != n or membership.shape[0] == 0:
+            raise ValueError(
+                f"membership must have shape (Q, {n}) with Q >= 1 (one column per node, in "
+                f"PrivateGraph.nodes order), got {membership.shape}"
+            )
+        if membership.dtype == np.bool_:
+            member = np.where(membership, np.int8(1), np.int8(-1))
+        elif membership.dtype.kind in "iu":
+            if np.any((membership < -1) | (membership > 1)):
+                raise ValueError("membership must hold 1 (node in S), -1 (in T) or 0 (in neither)")
+            member = membership.astype(np.int8)
+        else:
+            raise TypeError(f"membership must be a bool or integer array, got dtype {membership.dtype}")
+        size_s = np.count_nonzero(member == 1, axis=1)
+        size_t = np.count_nonzero(member == -1, axis=1)
+        empty = np.flatnonzero((size_s == 0) | (size_t == 0))
+        if empty.size:
+            raise ValueError(
+                f"membership row {int(empty[0])} has an empty side; a cut needs at least one node in "
+                "S (1 or True) and one in T (-1 or False)"
+            )
+        observed = self._adj.membership_cut_counts(member)
+        rows = size_s.astype(float) * size_t.astype(float)
+        est = count_estimate(np.asarray(observed, float), rows, self.channel)
         return self._finish(est, proper)
 
     def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
