@@ -11,6 +11,7 @@ from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import RRProbabilities
 from .adjacency import Adjacency
 from .analytics import AnalyticsMixin
+from .convert import edges_to_networkx
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
 
@@ -403,9 +404,5 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         Its raw statistics are biased (at eps = 1 it has far more edges than
         the input); use the estimators of this class for answers.
         """
-        H = nx.DiGraph() if self.directed else nx.Graph()
-        H.add_nodes_from(self.nodes)
         r, c = self.released_edges()
-        labels = self.nodes
-        H.add_edges_from(zip(map(labels.__getitem__, r.tolist()), map(labels.__getitem__, c.tolist())))
-        return H
+        return edges_to_networkx(self.nodes, r, c, self.directed)
