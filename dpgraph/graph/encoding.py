@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, Hashable, Iterable, Sequence
 
 import networkx as nx
@@ -84,12 +85,15 @@ class NodeIndex:
         # labels 0..n-1 in order: a label is its own position
         self._identity = self._ints is not None and self._ints[0] == 0 and self._ints[-1] == self._ints.size - 1
 
-    def positions(self, labels: Iterable[Hashable]) -> np.ndarray:
-        """Positions of node labels known to be in the index (no validation)."""
+    def positions(self, labels: Iterable[Hashable], count: int = -1) -> np.ndarray:
+        """Positions of node labels known to be in the index (no validation).
+
+        ``count``, when known, is the number of labels (saves resizing).
+        """
         if self._ints is not None:
-            arr = np.fromiter(labels, dtype=np.int64)
+            arr = np.fromiter(labels, dtype=np.int64, count=count)
             return arr if self._identity else np.searchsorted(self._ints, arr)
-        return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64)
+        return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64, count=count)
 
 
     def __len__(self) -> int:
@@ -234,11 +238,14 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         raise ValueError(f"G must have at least 2 nodes, got {G.number_of_nodes()}")
     index = NodeIndex(canonical_node_order(G.nodes()))
     # read the adjacency dicts at C speed (np.fromiter over chained dict keys)
-    # rather than a Python generator over G.edges()
-    adj = G.succ if directed else G.adj
-    deg = np.fromiter(map(len, adj.values()), dtype=np.int64, count=len(adj))
-    rows = np.repeat(index.positions(adj.keys()), deg)
-    cols = index.positions(chain.from_iterable(adj.values()))
+    # rather than a Python generator over G.edges(); G.adjacency() yields
+    # networkx's own neighbour dicts (successors if directed), where the
+    # G.adj / G.succ views would wrap each one in a Python-level view
+    items = list(G.adjacency())
+    inner = list(map(itemgetter(1), items))
+    deg = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    rows = np.repeat(index.positions(map(itemgetter(0), items), len(items)), deg)
+    cols = index.positions(chain.from_iterable(inner), int(deg.sum()))
     if np.any(rows == cols):
         raise ValueError(
             "G has self-loops; vertex pairs {i, i} are not rows of the database. "
