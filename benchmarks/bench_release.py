@@ -47,7 +47,7 @@ def naive_release(G: nx.Graph, p: float, rng: np.random.Generator) -> np.ndarray
 
 def bench_graph(name: str, G: nx.Graph, repeat: int, target: float) -> list[dict]:
     n = G.number_of_nodes()
-    p = rr_probabilities(1.0).move_probability
+    p = rr_probabilities(1.0).flip_probability
     pairs = n * (n - 1) // 2
     rng = np.random.default_rng(0)
     big = n > 5000
@@ -72,7 +72,7 @@ def bench_graph(name: str, G: nx.Graph, repeat: int, target: float) -> list[dict
 
 
 def bench_sampler(n: int, repeat: int) -> list[dict]:
-    m = rr_probabilities(1.0).move_numerator
+    m = rr_probabilities(1.0).flip_numerator
     pairs = n * (n - 1) // 2
     t0 = time.perf_counter()
     out = np.zeros((n, words_per_row(n)), dtype=np.uint64)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -122,7 +123,7 @@ def parse_nodes(spec: str, nodes: Sequence[Any], name: str) -> list:
 
 def _fmt(est: Any) -> tuple[str, str, str]:
     lo, hi = est.ci(0.95)
-    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.0f}, {hi:,.0f}]"
+    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.1f}, {hi:,.1f}]"
 
 
 # --------------------------------------------------------------------------- demo
@@ -222,8 +223,10 @@ def _release(args: argparse.Namespace) -> int:
         H.add_nodes_from(public)
         H.add_edges_from(G.edges())
         G = H
-    R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
-                        keep=args.keep, target_edges=args.target_edges)
+    with warnings.catch_warnings():  # said once, below, in the command line's own words
+        warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
+        R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
+                            keep=args.keep, target_edges=args.target_edges)
     R.save(args.output)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")

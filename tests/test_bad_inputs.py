@@ -249,9 +249,11 @@ def test_fuzz_release_and_cut_invariants(case):
     rows = len(S) * len(T)
     assert math.isfinite(est.value) and math.isfinite(est.std) and est.std > 0
     lo, hi = est.ci(0.95)
-    assert 0 <= lo <= hi <= rows
+    assert lo <= est.value <= hi  # an error bar around its own value
     proper = R.cut(S, T, proper=True)
     assert 0 <= proper.value <= rows and proper.value == round(proper.value)
+    lo, hi = proper.ci(0.95)
+    assert 0 <= lo <= proper.value <= hi <= rows
     # the unbiased estimate is (observed - p' rows) / (1 - 2p') with 0 <= observed <= rows
     p = R.flip_probability
     assert -p * rows / (1 - 2 * p) - 1e-6 <= est.value <= (1 - p) * rows / (1 - 2 * p) + 1e-6

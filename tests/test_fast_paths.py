@@ -19,7 +19,7 @@ from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import SecureRandom, SeededRandom
 from dpgraph.core.sampling import bernoulli_words
 
-NUMERATORS = [rr_probabilities(e).move_numerator for e in (0.1, 1.0, 5.0, 40.0)] + [1, 1 << 63, (1 << 64) - 1]
+NUMERATORS = [rr_probabilities(e).flip_numerator for e in (0.1, 1.0, 5.0, 40.0)] + [1, 1 << 63, (1 << 64) - 1]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -54,7 +54,7 @@ def test_sampler_numba_and_numpy_give_identical_words():
 
 def test_sampler_probability_is_exact_per_lane():
     """Each lane is 1 with probability numerator / 2^64: mean within 4 standard errors."""
-    m = rr_probabilities(1.0).move_numerator
+    m = rr_probabilities(1.0).flip_numerator
     p = m / 2**64
     words = bernoulli_words(200_000, m, SeededRandom(5))
     bits = np.unpackbits(words.view(np.uint8))
@@ -66,7 +66,7 @@ def test_sampler_probability_is_exact_per_lane():
 
 
 def test_bernoulli_words_out_buffer_is_overwritten():
-    m = rr_probabilities(2.0).move_numerator
+    m = rr_probabilities(2.0).flip_numerator
     buf = np.full(40_000, 0xFFFF, dtype=np.uint64)  # stale contents must not leak into the result
     got = bernoulli_words(40_000, m, SeededRandom(3), out=buf)
     assert got is buf

@@ -24,10 +24,10 @@ def test_round_trip_bit_identical(tmp_path, directed):
     path = tmp_path / "r.dpg"
     R.save(path)
     Q = load(path)
-    assert np.array_equal(Q._adj.words, R._adj.words)
+    assert np.array_equal(Q.adjacency.words, R.adjacency.words)
     assert Q.nodes == R.nodes and Q.directed == R.directed
     assert Q.epsilon == R.epsilon
-    assert Q.probabilities.move_numerator == R.probabilities.move_numerator
+    assert Q.probabilities.flip_numerator == R.probabilities.flip_numerator
     assert Q.realized_epsilon == R.realized_epsilon
     S, T = list(range(0, 30)), list(range(30, 70))
     assert Q.cut(S, T) == R.cut(S, T)
@@ -165,7 +165,7 @@ def test_file_holds_no_input_graph(tmp_path):
     assert set(header) == {"format", "version", "kind", "n", "directed", "epsilon", "flip_numerator",
                            "flip_bits", "flip_probability", "keep", "channel", "nodes",
                            "payload_bytes", "words_per_row", "word_bits", "bit_order"}
-    assert data[20 + hlen : -32] == R._adj.words.astype("<u8").tobytes()
+    assert data[20 + hlen : -32] == R.adjacency.words.astype("<u8").tobytes()
 
 
 def test_header_field_types_checked(saved, tmp_path):

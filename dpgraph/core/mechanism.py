@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import renamed_property
 
 from .estimators import Channel, Estimate, project, unbiased_estimate
 from .probabilities import RRProbabilities, rr_probabilities
@@ -20,8 +21,9 @@ __all__ = ["MechanismE"]
 class MechanismE:
     """The paper's mechanism E on a finite universe, with its companion estimators.
 
-    Every row is released independently: kept with probability 1/g, moved to
-    each other value with probability e^-eps/g (g = 1 + (K-1) e^-eps).  The
+    Every row is released independently: its true value with probability 1/g,
+    flipped to each other value with probability e^-eps/g
+    (g = 1 + (K-1) e^-eps).  The
     probabilities actually sampled are certified dyadic rationals (see
     :mod:`dpgraph.core.probabilities`), so the release is exactly eps-DP; the
     estimators use the same public probabilities.
@@ -66,14 +68,17 @@ class MechanismE:
         return self.probabilities.realized_epsilon
 
     @property
-    def keep_probability(self) -> float:
+    def truth_probability(self) -> float:
         """Exact probability (as a float) that a row is released unchanged."""
-        return self.probabilities.keep_probability
+        return self.probabilities.truth_probability
 
     @property
-    def move_probability(self) -> float:
-        """Exact probability (as a float) of moving to each particular other value."""
-        return self.probabilities.move_probability
+    def flip_probability(self) -> float:
+        """Exact probability (as a float) of flipping to each particular other value."""
+        return self.probabilities.flip_probability
+
+    keep_probability = renamed_property("keep_probability", "truth_probability")
+    move_probability = renamed_property("move_probability", "flip_probability")
 
     def release(self, X: Any, seed: SeedLike = None) -> np.ndarray:
         """Release a database of labels; eps-DP for every row.
@@ -144,5 +149,5 @@ class MechanismE:
     def __repr__(self) -> str:
         return (
             f"MechanismE(K={self.universe.K}, epsilon={self.epsilon!r}, "
-            f"move_probability={self.move_probability!r})"
+            f"flip_probability={self.flip_probability!r})"
         )

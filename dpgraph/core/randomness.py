@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import numbers
 import os
+import random
 import struct
 import warnings
 from typing import Any, Union
@@ -38,7 +39,9 @@ __all__ = [
     "SeedLike",
 ]
 
-SeedLike = Union[None, int, np.integer, np.random.Generator, "RandomSource"]
+SeedLike = Union[
+    None, int, np.integer, np.random.Generator, np.random.RandomState, random.Random, "RandomSource"
+]
 
 _CHUNK_WORDS = 1 << 20  # 8 MiB of keystream per cipher call
 _ZEROS = memoryview(bytes(8 * _CHUNK_WORDS))  # plaintext: the keystream is AES-CTR of zeros
@@ -186,13 +189,20 @@ class SeededRandom(RandomSource):
 def resolve_random(seed: Any = None) -> RandomSource:
     """Turn a ``seed`` argument into a :class:`RandomSource`.
 
+    Accepts what networkx's ``py_random_state`` / ``np_random_state`` accept,
+    except that ``None`` means the secure stream, never a global generator.
+
     Parameters
     ----------
-    seed : None, int, numpy.random.Generator or RandomSource
+    seed : None, int, numpy.random.Generator, numpy.random.RandomState, random.Random or RandomSource
         ``None`` (default) gives a fresh :class:`SecureRandom` keyed from OS
         entropy: the only choice for a real release.  An int or a Generator
         gives a reproducible :class:`SeededRandom` (tests and experiments).
-        A RandomSource is used as is.
+        A ``numpy.random.RandomState`` or ``random.Random`` (or the modules
+        ``numpy.random`` and ``random``, meaning their global generators)
+        gives the :class:`SeededRandom` seeded with 128 bits drawn from it:
+        deterministic given its state, which it advances.  A RandomSource is
+        used as is.
 
     Returns
     -------
@@ -204,6 +214,10 @@ def resolve_random(seed: Any = None) -> RandomSource:
     True
     >>> resolve_random(3).secure
     False
+    >>> import random
+    >>> a = resolve_random(random.Random(5)).uint64(2)
+    >>> bool((a == resolve_random(random.Random(5)).uint64(2)).all())
+    True
     """
     if seed is None:
         return SecureRandom()
@@ -217,9 +231,14 @@ def resolve_random(seed: Any = None) -> RandomSource:
         if int(seed) < 0:
             raise ValueError(f"seed must be a non-negative integer, got {int(seed)}")
         return SeededRandom(int(seed))
+    # the modules stand for their global generators (networkx's spelling)
+    if seed is np.random or isinstance(seed, np.random.RandomState):
+        return SeededRandom(int.from_bytes(seed.bytes(16), "little"))
+    if seed is random or isinstance(seed, random.Random):
+        return SeededRandom(seed.getrandbits(128))
     raise TypeError(
-        "seed must be None (secure OS entropy), an int or a numpy.random.Generator, "
-        f"got {type(seed).__name__}"
+        "seed must be None (secure OS entropy), an int, a numpy.random.Generator, "
+        f"a numpy.random.RandomState or a random.Random, got {type(seed).__name__}"
     )
 
 

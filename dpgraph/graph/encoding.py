@@ -99,6 +99,25 @@ class NodeIndex:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def find(self, labels: Iterable[Hashable]) -> np.ndarray:
+        """Positions of node labels, -1 where a label is not a node (no error raised).
+
+        Examples
+        --------
+        >>> NodeIndex(["a", "b"]).find(["b", "z"]).tolist()
+        [1, -1]
+        """
+        if self._ints is not None and isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
+            n = self._ints.size
+            pos = np.minimum(np.searchsorted(self._ints, labels), n - 1)
+            return np.where(self._ints[pos] == labels, pos, -1).astype(np.int64)
+        items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+        get = self._pos.get
+        try:
+            return np.fromiter((get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        except TypeError:
+            raise TypeError("node labels must be hashable") from None
+
     def indices(self, labels: Any, name: str) -> np.ndarray:
         """Positions of a collection of node labels (duplicates removed, sorted).
 

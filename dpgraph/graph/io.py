@@ -179,9 +179,9 @@ class IOMixin:
             "n": self.number_of_nodes(),
             "directed": bool(self.directed),
             "epsilon": float(self.epsilon),
-            "flip_numerator": str(int(rr.move_numerator)),
+            "flip_numerator": str(int(rr.flip_numerator)),
             "flip_bits": int(rr.bits),
-            "flip_probability": float(rr.move_probability),
+            "flip_probability": float(rr.flip_probability),
             "keep": float(self.keep),
             "channel": None if default_channel else {
                 "d": float(self.channel.d), "r": [float(x) for x in self.channel.r]},
@@ -192,7 +192,10 @@ class IOMixin:
         head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=path.parent if str(path.parent) else ".")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():  # name the requested path, not the temporary file
+            raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
+        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
@@ -306,7 +309,7 @@ def load(path: PathLike) -> Any:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf) or not 0 < keep <= 1:
             raise ValueError(f"{path.name}: epsilon, keep or flip probability out of range")
-        rr = RRProbabilities(K=2, epsilon=epsilon, move_numerator=numerator)
+        rr = RRProbabilities(K=2, epsilon=epsilon, flip_numerator=numerator)
         if not rr.certify():
             raise ValueError(
                 f"{path.name}: its flip probability is not certified {epsilon}-DP; refusing it"

@@ -97,7 +97,7 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> "Spars
     if not isinstance(ch, dict):  # the estimators must use the exact subsampled channel
         raise ValueError("file header: a sparse release needs its channel; the file is corrupted")
     rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
-                         move_numerator=int(header["flip_numerator"]))
+                         flip_numerator=int(header["flip_numerator"]))
     probs = SubsampledProbabilities(rr, keep_numerator)
     if float(header.get("keep", -1)) != float(probs.keep):
         raise ValueError("file header: keep does not match keep_numerator; the file is corrupted")
