@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the scripts' own import style: ``from _common import ...``
 
-from _common import QUICK_ENV, RESULTS_ENV, cpu_model, load_average, table  # noqa: E402
+from _common import QUICK_ENV, RESULTS_ENV, cpu_model, load_average, table
 
 
 def discover(only: list[str] | None = None, skip: list[str] | None = None) -> list[Path]:
@@ -65,13 +65,13 @@ def run_script(path: Path, results: Path, timeout: float, extra_env: dict, show:
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, str(path)], cwd=root, env=env, timeout=timeout,
-                              capture_output=not show, text=True)
+                              capture_output=not show, text=True, check=False)
     except subprocess.TimeoutExpired:
         return f"timed out after {timeout:.0f} s", time.perf_counter() - t0
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         tail = (proc.stderr or "").strip().splitlines()[-1:] if not show else []
-        return "failed (exit %d%s)" % (proc.returncode, ": " + tail[0] if tail else ""), seconds
+        return f"failed (exit {proc.returncode}{': ' + tail[0] if tail else ''})", seconds
     return "ok", seconds
 
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show-output", action="store_true", help="stream each script's own output")
     ap.add_argument("--list", action="store_true", help="list the scripts that would run and exit")
     args = ap.parse_args(argv)
-    split = lambda s: [x.strip() for x in s.split(",") if x.strip()]  # noqa: E731
+    split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
     scripts = discover(split(args.only), split(args.skip))
     if args.list:
         print("\n".join(p.name for p in scripts))

@@ -9,7 +9,7 @@ import resource
 import sys
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import networkx as nx
 
@@ -18,8 +18,17 @@ from dpgraph.exceptions import SeededReleaseWarning
 # benchmarks release with seeds on purpose (repeatable timings); say so once, not per call
 warnings.simplefilter("ignore", SeededReleaseWarning)
 
-__all__ = ["timeit", "table", "facebook_or_none", "random_graph", "peak_rss_mib", "machine",
-           "report", "quick", "RESULTS_ENV"]
+__all__ = [
+    "RESULTS_ENV",
+    "facebook_or_none",
+    "machine",
+    "peak_rss_mib",
+    "quick",
+    "random_graph",
+    "report",
+    "table",
+    "timeit",
+]
 
 #: environment variable naming the JSON-lines file ``python -m benchmarks`` collects ratios from
 RESULTS_ENV = "DPGRAPH_BENCH_RESULTS"
@@ -88,7 +97,7 @@ def table(rows: list[dict], columns: list[str]) -> str:
     """Plain-text table of ``rows`` (dicts) with the given columns."""
     cells = [[str(r.get(c, "")) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[k]) for row in cells)) for k, c in enumerate(columns)]
-    line = lambda vals: "  ".join(v.rjust(w) for v, w in zip(vals, widths))  # noqa: E731
+    line = lambda vals: "  ".join(v.rjust(w) for v, w in zip(vals, widths))
     out = [line(columns), line(["-" * w for w in widths])]
     out += [line(r) for r in cells]
     return "\n".join(out)

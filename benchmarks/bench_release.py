@@ -36,7 +36,15 @@ from dpgraph.graph.release import sample_packed_flips
 try:  # run as a script or as a module
     from _common import facebook_or_none, machine, quick, random_graph, report, table, timeit
 except ImportError:  # pragma: no cover
-    from benchmarks._common import facebook_or_none, machine, quick, random_graph, report, table, timeit
+    from benchmarks._common import (
+        facebook_or_none,
+        machine,
+        quick,
+        random_graph,
+        report,
+        table,
+        timeit,
+    )
 
 
 def naive_release(G: nx.Graph, p: float, rng: np.random.Generator) -> np.ndarray:

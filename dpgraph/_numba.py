@@ -18,7 +18,7 @@ import importlib.util
 import os
 import warnings
 
-__all__ = ["numba_enabled", "load_kernels"]
+__all__ = ["load_kernels", "numba_enabled"]
 
 
 def numba_enabled() -> bool:

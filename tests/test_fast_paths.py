@@ -89,10 +89,10 @@ def test_kernel_loading_falls_back_silently(monkeypatch):
 
 
 # ---- cut queries: every input form and engine path gives the same counts ---------------------
-import networkx as nx  # noqa: E402
+import networkx as nx
 
-import dpgraph  # noqa: E402
-from dpgraph.graph.packed import PackedAdjacency, words_per_row  # noqa: E402
+import dpgraph
+from dpgraph.graph.packed import PackedAdjacency, words_per_row
 
 
 def _release(G, seed=0, **kw):
@@ -236,7 +236,7 @@ def test_first_query_of_a_session_loads_compiled_kernels_from_cache():
     )
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("DPGRAPH_DISABLE_NUMBA", None)
-    run = lambda: subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,  # noqa: E731
+    run = lambda: subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, check=True, cwd=ROOT).stdout.split()
     run()  # may compile and write the cache
     misses, hits, dense_misses, dense_hits = map(int, run())

@@ -12,8 +12,8 @@ H.pred[v][u]`` for a directed one), so it behaves like any networkx graph.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import itemgetter
-from typing import Sequence
 
 import networkx as nx
 import numpy as np
@@ -79,7 +79,7 @@ def edges_to_networkx(nodes: Sequence, rows: np.ndarray, cols: np.ndarray, direc
         objects = np.empty(n, dtype=object)  # element-wise: tuple labels stay whole
         for i, v in enumerate(nodes):
             objects[i] = v
-        as_labels = lambda pos: objects[pos].tolist()  # noqa: E731
+        as_labels = lambda pos: objects[pos].tolist()
     # networkx's own storage, filled as add_edges_from fills it and in the same
     # neighbour order, a block of row-major edges at a time (their fresh dicts,
     # one per edge, stay in cache): in-neighbours (the lower half if undirected)

@@ -24,13 +24,12 @@ release, the file format and the tiles of a blockwise store all use it:
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from typing import Iterator
 
 import numpy as np
 
+from .._numba import load_kernels, numba_enabled
 from .adjacency import AdjacencyBase, CutSides
 
 __all__ = [
@@ -66,40 +65,37 @@ def _masked_row_popcount_numpy(words: np.ndarray, rows: np.ndarray, mask: np.nda
 # popcount + sum passes: about 10x on the half cuts of ego-Facebook.  The
 # counts are integers, identical with or without numba; set
 # DPGRAPH_DISABLE_NUMBA=1 (or uninstall numba) to use the numpy fallback.
-# numba is imported and the kernel compiled (or loaded from numba's cache) on
-# first use, so ``import dpgraph`` does not pay for it.
-HAVE_NUMBA = (not os.environ.get("DPGRAPH_DISABLE_NUMBA")
-              and importlib.util.find_spec("numba") is not None)
-_KERNEL = None
+# numba is imported and the kernels compiled (or loaded from numba's cache,
+# see dpgraph._numba) on first use, so ``import dpgraph`` does not pay for it;
+# any failure to compile or cache falls back to numpy silently.
+HAVE_NUMBA = numba_enabled()
+_KERNELS: tuple | None = None
 _WORK = 0  # words counted so far in this process (decides when to load numba)
 
 
+def _kernels() -> tuple | None:
+    """(masked_row_popcount, batch_cut_counts, multi_query_popcount) compiled, or None."""
+    global _KERNELS, HAVE_NUMBA
+    if _KERNELS is None and HAVE_NUMBA:
+        _KERNELS = load_kernels("dpgraph.graph._cutkernel",
+                                ("masked_row_popcount", "batch_cut_counts", "multi_query_popcount"))
+        HAVE_NUMBA = _KERNELS is not None
+    return _KERNELS
+
+
 def _numba_kernel():
-    global _KERNEL, HAVE_NUMBA
-    if _KERNEL is None:
-        try:
-            from ._cutkernel import masked_row_popcount as kernel
-        except ImportError:  # pragma: no cover - numba missing or broken
-            HAVE_NUMBA = False
-            return None
-        _KERNEL = kernel
-    return _KERNEL
+    k = _kernels()
+    return None if k is None else k[0]
 
 
 def _batch_kernel():
-    if _numba_kernel() is None:  # pragma: no cover - numba missing
-        return None
-    from ._cutkernel import batch_cut_counts
-
-    return batch_cut_counts
+    k = _kernels()
+    return None if k is None else k[1]
 
 
 def _multi_kernel():
-    if _numba_kernel() is None:  # pragma: no cover - numba missing
-        return None
-    from ._cutkernel import multi_query_popcount as kernel
-
-    return kernel
+    k = _kernels()
+    return None if k is None else k[2]
 
 
 def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
@@ -132,7 +128,7 @@ def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
     _WORK += work
     # loading numba and its cached kernel costs ~0.3 s: worth it once the work is large
     if HAVE_NUMBA and words.flags.c_contiguous and (
-            _KERNEL is not None or work >= 1 << 22 or _WORK >= 1 << 25):
+            _KERNELS is not None or work >= 1 << 22 or _WORK >= 1 << 25):
         kernel = _numba_kernel()
         if kernel is not None:
             return int(kernel(words, rows, mask, bool(upper)))
