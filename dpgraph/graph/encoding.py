@@ -95,7 +95,6 @@ class NodeIndex:
             return arr if self._identity else np.searchsorted(self._ints, arr)
         return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64, count=count)
 
-
     def __len__(self) -> int:
         return len(self.nodes)
 
@@ -109,12 +108,14 @@ class NodeIndex:
         """
         if self._ints is not None and isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
             n = self._ints.size
+            if self._identity:  # labels 0..n-1: a label is its position
+                return np.where((labels >= 0) & (labels < n), labels, -1).astype(np.int64)
             pos = np.minimum(np.searchsorted(self._ints, labels), n - 1)
             return np.where(self._ints[pos] == labels, pos, -1).astype(np.int64)
         items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
-        get = self._pos.get
-        try:
-            return np.fromiter((get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        try:  # dict lookups at C speed, -1 for unknown labels
+            return np.fromiter(map(self._pos.get, items, repeat(-1, len(items))), dtype=np.int64,
+                               count=len(items))
         except TypeError:
             raise TypeError("node labels must be hashable") from None
 
