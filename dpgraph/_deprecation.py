@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-__all__ = ["warn_renamed", "renamed_property"]
+__all__ = ["renamed_property", "warn_renamed"]
 
 
 def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:

@@ -149,7 +149,7 @@ def _cases():
         ("cut-S-unknown-node", lambda: R.cut([0, 99], [1]), ValueError, "S contains 1 node"),
         ("cut-T-unknown-node", lambda: R.cut([0], ["x"]), ValueError, "T contains 1 node"),
         ("cut-S-int", lambda: R.cut(3, [1]), TypeError, "S must be a collection"),
-        ("cut-T-None", lambda: R.cut([0], None), TypeError, "T must be a collection"),
+        ("cut-T-int", lambda: R.cut([0], 5), TypeError, "T must be a collection"),
         ("cut-S-str", lambda: R.cut("01", [2]), TypeError, "S must be a collection"),
         ("cut-S-unhashable", lambda: R.cut([[0]], [2]), TypeError, "S contains unhashable"),
         ("cuts-pairs-not-tuples", lambda: R.cuts([[0, 1, 2]]), TypeError, r"pairs\[0\]"),

@@ -69,14 +69,14 @@ def reachable(root, limit: int = 200_000) -> list:
 
 def test_no_reference_to_input_graph_or_its_arrays(monkeypatch):
     captured = {}
-    real_encode = release_module.encode_graph
+    real_encode = release_module.encode_input
 
-    def spy(G, directed=False):
-        enc = real_encode(G, directed=directed)
+    def spy(G, directed=False, nodes=None):
+        enc = real_encode(G, directed=directed, nodes=nodes)
         captured["enc"] = enc
         return enc
 
-    monkeypatch.setattr(release_module, "encode_graph", spy)
+    monkeypatch.setattr(release_module, "encode_input", spy)
     G = labelled_graph()
     R = dpgraph.release(G, 1.0, seed=SecureRandom(key=bytes(16)))
     enc = captured["enc"]
@@ -253,3 +253,25 @@ def test_saved_file_reveals_no_input_edge(tmp_path):
     assert not any(_mentions_edge(text, u, v) for u, v in hidden)
     R2 = LOAD(path)
     assert _fingerprint(R2) == _fingerprint(R)
+
+
+@pytest.mark.parametrize("kind", ["array", "matrix", "file"])
+def test_other_inputs_leave_nothing_behind(kind, tmp_path):
+    """Edge arrays, matrices and files: no reference to the input, no shared memory."""
+
+    G = nx.convert_node_labels_to_integers(labelled_graph(3))
+    edges = np.array(list(G.edges()), dtype=np.int64)
+    if kind == "array":
+        X = edges
+    elif kind == "matrix":
+        X = nx.to_scipy_sparse_array(G, nodelist=range(40), format="csr")
+    else:
+        X = tmp_path / "edges.txt"
+        X.write_text("".join(f"{u} {v}\n" for u, v in edges.tolist()))
+    R = dpgraph.release(X, 1.0, seed=SecureRandom(key=bytes(16)), nodes=range(40))
+    objects = reachable(R)
+    assert not any(o is X for o in objects)
+    inputs = [edges] if kind != "matrix" else [X.data, X.indices, X.indptr]
+    for a in (o for o in objects if isinstance(o, np.ndarray)):
+        assert not any(np.shares_memory(a, b) for b in inputs)
+    assert str(X) not in repr(R)

@@ -100,9 +100,10 @@ def test_seed_accepts_what_networkx_accepts(make):
     first = dpgraph.release(G, 1.0, seed=g)
     second = dpgraph.release(G, 1.0, seed=g)  # the generator advanced
     assert not np.array_equal(first.adjacency.words, second.adjacency.words)
-    with pytest.warns(dpgraph.SeededReleaseWarning):
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
-        dpgraph.release(G, 1.0, seed=make())
+        with pytest.warns(dpgraph.SeededReleaseWarning):
+            dpgraph.release(G, 1.0, seed=make())
     for module in (np.random, random):
         assert not dpgraph.release(G, 1.0, seed=module).adjacency.words.flags.writeable
 
@@ -124,6 +125,7 @@ def test_number_of_pairs_is_a_method_that_still_reads_as_a_number():
     assert R.number_of_pairs == 15 and R.number_of_pairs + 1 == 16
     D = dpgraph.release(nx.DiGraph([(0, 1), (2, 3)]), 1.0, seed=0, directed=True)
     assert D.number_of_pairs() == 12
+    assert D.is_directed() and not R.is_directed()
 
 
 @pytest.mark.parametrize("directed", [False, True])

@@ -12,7 +12,6 @@ from scipy import stats
 import dpgraph
 from dpgraph.core import SecureRandom, SeededRandom, rr_probabilities
 from dpgraph.core.sampling import geometric
-from dpgraph.graph import sparse as sp
 from dpgraph.graph.encoding import EncodedGraph, NodeIndex, encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
 from dpgraph.graph.sparse import (

@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_epsilon
 from ..core.randomness import resolve_random
+from ..validation import check_epsilon
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]
 

@@ -10,9 +10,9 @@ too, with floating point only as a certified shortcut.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from decimal import Context, Decimal
 from fractions import Fraction
-from typing import Iterator
 
 import numpy as np
 
@@ -20,12 +20,12 @@ from .probabilities import RRProbabilities
 from .randomness import RandomSource
 
 __all__ = [
-    "flip_mask",
-    "rr_sample",
-    "bernoulli_words",
-    "geometric",
-    "bernoulli_positions",
     "EXACT_MARGIN",
+    "bernoulli_positions",
+    "bernoulli_words",
+    "flip_mask",
+    "geometric",
+    "rr_sample",
 ]
 
 

@@ -17,8 +17,9 @@ those with an edge (that would reveal which nodes have none); pass it as
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Hashable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import networkx as nx
 import numpy as np
@@ -59,6 +60,8 @@ def encode_input(G: GraphInput, directed: bool = False,
     Returns
     -------
     EncodedGraph
+        The public vertex set in canonical order and every edge once, as
+        positions (``rows < cols`` if undirected).
 
     Raises
     ------

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import RRProbabilities
+from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
 from .analytics import AnalyticsMixin
 from .convert import edges_to_networkx
@@ -165,6 +167,10 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """True when rows are ordered pairs (a released DiGraph)."""
         return self._adj.directed
 
+    def is_directed(self) -> bool:
+        """Whether rows are ordered pairs, like ``networkx.Graph.is_directed()``."""
+        return self.directed
+
     @property
     def epsilon(self) -> float:
         """The privacy parameter of the release, per vertex pair."""
@@ -185,7 +191,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         return len(self._index)
 
     @property
-    def number_of_pairs(self) -> "_CallableCount":
+    def number_of_pairs(self) -> _CallableCount:
         """Rows of the database: n(n-1)/2 unordered (n(n-1) ordered) pairs.
 
         Call it like ``number_of_nodes()``: ``R.number_of_pairs()``.  The
@@ -218,10 +224,9 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         return self.cut_positions(S, T)
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
-        if not isinstance(proper, (bool, np.bool_)):
-            raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
         return project(est, *est.feasible_range, step=1.0) if proper else est
 
+    @validate_params(proper=Boolean())
     def cut(self, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
             proper: bool = False) -> Estimate:
         """Estimate the number of edges between disjoint node sets S and T.
@@ -261,6 +266,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         observed = self._adj.cut_count(s, t)
         return self._finish(count_estimate(observed, s.size * t.size, self.channel), proper)
 
+    @validate_params(proper=Boolean())
     def cuts(self, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
              proper: bool = False) -> Estimate:
         """Estimate many cut queries at once; a batch :class:`Estimate`.
@@ -315,6 +321,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
         return self._finish(est, proper)
 
+    @validate_params(proper=Boolean())
     def cut_batch(self, membership: np.ndarray, proper: bool = False) -> Estimate:
         """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
 
@@ -387,6 +394,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         est = count_estimate(np.asarray(observed, float), rows, self.channel)
         return self._finish(est, proper)
 
+    @validate_params(proper=Boolean())
     def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
         """Estimate the number of edges with both ends in S.
 

@@ -33,7 +33,7 @@ from ._memory import check_fits
 from .encoding import EncodedGraph
 from .packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 
-__all__ = ["release_packed", "sample_packed_flips", "fill_bands", "xor_edges"]
+__all__ = ["fill_bands", "release_packed", "sample_packed_flips", "xor_edges"]
 
 _GROUP_WORDS = 1 << 20  # words sampled per sampler call; fixed, part of the seed contract
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["sparse_payload", "sparse_read"]
 
 
-def sparse_payload(adj: "SparseAdjacency") -> tuple[dict, np.ndarray]:
+def sparse_payload(adj: SparseAdjacency) -> tuple[dict, np.ndarray]:
     """Header fields and payload bytes of a SparseAdjacency.
 
     Examples
@@ -59,7 +59,7 @@ def sparse_payload(adj: "SparseAdjacency") -> tuple[dict, np.ndarray]:
     return meta, payload
 
 
-def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> "SparseAdjacency":
+def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> SparseAdjacency:
     """Rebuild and validate a SparseAdjacency from a payload and its header.
 
     Raises
