@@ -274,7 +274,7 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
     if not directed:  # every undirected edge appears in both endpoints' dicts: keep one
         keep = rows < cols
         rows, cols = rows[keep], cols[keep]
-    return EncodedGraph(index, rows.copy(), cols.copy(), bool(directed))
+    return EncodedGraph(index, rows, cols, bool(directed))  # fresh arrays, owned by the encoding
 
 
 def pair_count(n: int, directed: bool) -> int:
