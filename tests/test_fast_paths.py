@@ -176,7 +176,7 @@ def test_one_pass_batch_equals_query_by_query():
 
 def test_masks_and_batches_are_validated():
     R = _release(nx.path_graph(10))
-    with pytest.raises(ValueError, match=r"shape \(10,\)"):
+    with pytest.raises(ValueError, match="one entry per node"):
         R.cut(np.ones(9, dtype=bool), [9])
     with pytest.raises(ValueError, match="S is empty"):
         R.cut(np.zeros(10, dtype=bool), [1])

@@ -275,3 +275,25 @@ def test_other_inputs_leave_nothing_behind(kind, tmp_path):
     for a in (o for o in objects if isinstance(o, np.ndarray)):
         assert not any(np.shares_memory(a, b) for b in inputs)
     assert str(X) not in repr(R)
+
+
+def test_dense_release_does_no_superlinear_work_on_the_edges(monkeypatch):
+    """Timing channel: a release's time may grow with the edge count m only through
+    linear passes (reading the graph, one XOR pass), never an O(m log m) sort of the
+    edges, which made the XOR stage ~5x slower than the linear pass at 1M edges
+    (benchmarks/bench_timing.py measures the stages; SECURITY.md states the residual)."""
+    G = nx.gnm_random_graph(300, 6000, seed=4)
+    m = G.number_of_edges()
+    sizes = []
+    for name in ("argsort", "sort", "lexsort", "unique"):
+        real = getattr(np, name)
+
+        def spy(a, *args, _real=real, **kwargs):
+            sizes.append(np.size(a))
+            return _real(a, *args, **kwargs)
+
+        monkeypatch.setattr(np, name, spy)
+    R = dpgraph.release(G, 1.0, seed=SecureRandom(key=bytes(16)))
+    monkeypatch.undo()
+    assert R.number_of_nodes() == 300
+    assert all(s < m for s in sizes), f"sorted {max(sizes)} items for {m} edges"

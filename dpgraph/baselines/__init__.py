@@ -7,7 +7,10 @@
   O(m + output).
 """
 
-from .mwem import DEFAULT_PASSES, DEFAULT_T, MWEMResult, mwem, mwem_statistical
+from .mwem import DEFAULT_PASSES, DEFAULT_T, UPDATES, MWEMResult, mwem, mwem_statistical
 from .tmf import TmFResult, tmf
 
-__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "MWEMResult", "TmFResult", "mwem", "mwem_statistical", "tmf"]
+__all__ = [
+    "DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "TmFResult", "mwem",
+    "mwem_statistical", "tmf",
+]

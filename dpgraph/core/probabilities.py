@@ -31,7 +31,7 @@ from functools import lru_cache
 from .._deprecation import renamed_property, warn_renamed
 from ..validation import check_epsilon, check_positive_int
 
-__all__ = ["RRProbabilities", "rr_probabilities", "exp_lower_bound", "BITS"]
+__all__ = ["BITS", "CertifiedRelease", "RRProbabilities", "exp_lower_bound", "rr_probabilities"]
 
 #: Precision of every dyadic probability: uniform 64-bit words are compared
 #: with integer numerators.
@@ -185,6 +185,37 @@ class RRProbabilities:
             f"flip_probability={self.flip_probability!r}, "
             f"realized_epsilon={self.realized_epsilon!r})"
         )
+
+
+class CertifiedRelease:
+    """The public privacy metadata of anything released with ``self.probabilities``.
+
+    Mixed into :class:`~dpgraph.core.MechanismE` and
+    :class:`~dpgraph.PrivateGraph`, which set ``probabilities`` (an
+    :class:`RRProbabilities`) in their constructor.
+    """
+
+    probabilities: RRProbabilities
+
+    @property
+    def epsilon(self) -> float:
+        """The privacy parameter asked for (per row; per vertex pair for a graph)."""
+        return self.probabilities.epsilon
+
+    @property
+    def realized_epsilon(self) -> float:
+        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
+        return self.probabilities.realized_epsilon
+
+    @property
+    def flip_probability(self) -> float:
+        """The certified flip probability actually sampled (to each other value), as a float."""
+        return self.probabilities.flip_probability
+
+    @property
+    def truth_probability(self) -> float:
+        """The exact probability (as a float) that a row is released unchanged."""
+        return self.probabilities.truth_probability
 
 
 @lru_cache(maxsize=4096)

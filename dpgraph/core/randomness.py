@@ -66,8 +66,11 @@ class RandomSource:
         """Return an independent source derived from this one and ``coordinates``.
 
         The derivation is deterministic: the same parent and coordinates give
-        the same stream, whatever order substreams are requested in.  Blockwise
-        releases use it to give every tile its own stream.
+        the same stream, whatever order substreams are requested in.  Any
+        non-negative integers are accepted; distinct coordinate lists and
+        distinct nestings give distinct streams (``s.substream(1).substream(2)``,
+        ``s.substream(1, 2)``, ``s.substream()`` and ``s`` all differ).
+        Blockwise releases use it to give every tile its own stream.
         """
         raise NotImplementedError
 
@@ -132,7 +135,11 @@ class SecureRandom(RandomSource):
         return raw[: 8 * n].view(np.uint64)
 
     def substream(self, *coordinates: int) -> "SecureRandom":
-        label = b"dpgraph-substream" + b"".join(struct.pack("<q", int(c)) for c in coordinates)
+        coords = _check_coordinates(coordinates)
+        if coords and all(c < 1 << 63 for c in coords):  # the original label (streams kept)
+            label = b"dpgraph-substream" + b"".join(struct.pack("<q", c) for c in coords)
+        else:  # any other list: 8-byte aligned, so never the length of an original label
+            label = b"dpgraph-substream-v2".ljust(24, b"\0") + _encode_path((coords,))
         derived = hmac.new(self._key, label, hashlib.sha256).digest()
         return SecureRandom(key=derived[:16], nonce=derived[16:32])
 
@@ -155,6 +162,8 @@ class SeededRandom(RandomSource):
     secure = False
 
     def __init__(self, seed: int | np.integer | np.random.Generator) -> None:
+        self._base: tuple = ()  # spawn key of the root stream
+        self._path: tuple = ()  # coordinates of each substream call from the root
         if isinstance(seed, np.random.Generator):
             self._gen = seed
             self._seq = None
@@ -166,16 +175,25 @@ class SeededRandom(RandomSource):
         return self._gen.bit_generator.random_raw(int(n)).astype(np.uint64, copy=False)
 
     def substream(self, *coordinates: int) -> "SeededRandom":
+        coords = _check_coordinates(coordinates)
         if self._seq is not None:
-            entropy, parent_key = self._seq.entropy, tuple(self._seq.spawn_key)
+            entropy, base = self._seq.entropy, self._base
         else:  # a user Generator: derive from its current state, deterministically
-            entropy, parent_key = int(self._gen.bit_generator.random_raw()), ()
-        # nested substreams extend the parent's key, so s.substream(1).substream(2)
-        # differs from s.substream(2)
-        key = parent_key + tuple(int(c) for c in coordinates)
+            entropy, base = int(self._gen.bit_generator.random_raw()), ()
+        path = self._path + (coords,)
+        if len(path) == 1 and coords and all(c < 1 << 32 for c in coords):
+            key = base + coords  # one call of small indices: the original spawn key
+        else:
+            # any other path (nested, empty, large indices) is length-prefixed and
+            # hashed into 8 words, so s.substream(1).substream(2), s.substream(1, 2)
+            # and s.substream() (vs s) all differ
+            digest = hashlib.sha256(b"dpgraph-seeded-substream-v2" + _encode_path(path)).digest()
+            key = base + tuple(int(w) for w in np.frombuffer(digest, dtype="<u4"))
         seq = np.random.SeedSequence(entropy, spawn_key=key)
         child = SeededRandom.__new__(SeededRandom)
         child._seq = seq
+        child._base = base
+        child._path = path
         child._gen = np.random.Generator(np.random.PCG64(seq))
         return child
 
@@ -184,6 +202,30 @@ class SeededRandom(RandomSource):
 
     def __repr__(self) -> str:
         return "SeededRandom(PCG64, reproducible; not for production releases)"
+
+
+def _check_coordinates(coordinates: tuple) -> tuple[int, ...]:
+    """Substream coordinates: any non-negative integers (arbitrarily large)."""
+    out = []
+    for c in coordinates:
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Integral):
+            raise TypeError(f"substream coordinates must be integers, got {type(c).__name__}")
+        if int(c) < 0:
+            raise ValueError(f"substream coordinates must be >= 0, got {int(c)}")
+        out.append(int(c))
+    return tuple(out)
+
+
+def _encode_path(path: tuple) -> bytes:
+    """Injective encoding of a tuple of coordinate tuples: every count and every
+    integer is length-prefixed, integers as little-endian 64-bit words."""
+    parts = [struct.pack("<Q", len(path))]
+    for coords in path:
+        parts.append(struct.pack("<Q", len(coords)))
+        for c in coords:
+            words = max(1, (c.bit_length() + 63) // 64)
+            parts.append(struct.pack("<Q", words) + c.to_bytes(8 * words, "little"))
+    return b"".join(parts)
 
 
 def resolve_random(seed: Any = None) -> RandomSource:

@@ -668,7 +668,7 @@ def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
             rows.extend(_rows_for_release(G, truth, R, eps, rep,
                                           rep < naive_louvain_releases, seed + rep, methods))
             if deg_example is None and eps == 1.0:
-                deg_example = (truth["degrees"], R._adj.degrees(), R.degree_distribution(), eps)
+                deg_example = (truth["degrees"], R.released_degrees(), R.degree_distribution(), eps)
             bar.update(1)
     bar.close()
     if merge_runs is not None:

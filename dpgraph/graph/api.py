@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
 from ..validation import Boolean, Epsilon, validate_params
+from ._memory import check_release_fits
 from .inputs import GraphInput, encode_input
 from .private import PrivateGraph
 from .release import release_packed
@@ -74,8 +75,9 @@ def release(
         keep = target_edges / (p' N), chosen from public quantities only.
         At most p' N, what the full release would give.
     ledger : dpgraph.PrivacyLedger, optional
-        Charge ``epsilon`` to this privacy budget (see SECURITY.md).  A release
-        that would exceed it raises :class:`dpgraph.BudgetExceededError`
+        Charge ``epsilon`` to this privacy budget (see SECURITY.md): one ledger
+        is one dataset, whatever graph is passed.  A release that would exceed
+        it raises :class:`dpgraph.BudgetExceededError`
         before any randomness is drawn.
 
     Returns
@@ -83,6 +85,12 @@ def release(
     PrivateGraph
         Bit-packed adjacency for the full release, CSR
         (:class:`~dpgraph.graph.sparse.SparseAdjacency`) for a sparse one.
+
+    Raises
+    ------
+    MemoryError
+        Before encoding ``G`` or allocating, if the release cannot fit in the
+        memory available now (the message says how much it needs and has).
 
     Examples
     --------
@@ -111,13 +119,15 @@ def release(
             f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
         )
     rr = rr_probabilities(epsilon, 2)
-    enc = encode_input(G, directed=directed, nodes=nodes)
     sparse = keep is not None or target_edges is not None
+    # from the node count alone, before encoding or allocating anything
+    check_release_fits(G, directed, sparse, nodes)
+    enc = encode_input(G, directed=directed, nodes=nodes)
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
     # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
     if ledger is not None:
-        ledger.charge(epsilon, enc)
+        ledger.charge(epsilon)
     warn_if_seeded(source, stacklevel=4)  # past the validate_params wrapper, at the caller
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)

@@ -122,7 +122,10 @@ class NodeIndex:
     def indices(self, labels: Any, name: str) -> np.ndarray:
         """Positions of a collection of node labels (duplicates removed, sorted).
 
-        Raises ValueError naming ``name`` if it is empty or has unknown nodes.
+        A numpy boolean array of length n is a mask over the nodes (position
+        i selected when ``labels[i]`` is True); a dict is refused (TypeError)
+        rather than read as its keys.  Raises ValueError naming ``name`` if it
+        is empty or has unknown nodes.
         """
         if labels is None:
             raise TypeError(f"{name} must be a collection of nodes, not None")
@@ -131,8 +134,16 @@ class NodeIndex:
                 f"{name} must be a collection of nodes (list, set, array), "
                 f"got {type(labels).__name__}"
             )
-        if isinstance(labels, np.ndarray) and labels.dtype == np.bool_:
-            return self._from_mask(labels, name)
+        if isinstance(labels, dict):  # its keys would be taken silently
+            raise TypeError(f"{name} must be a collection of nodes, not a dict; pass list(d) "
+                            "if the keys are the nodes")
+        if isinstance(labels, np.ndarray) and labels.dtype == np.bool_:  # a mask over the nodes
+            if labels.ndim != 1 or labels.size != len(self.nodes):
+                raise ValueError(f"{name}: a boolean mask must have one entry per node "
+                                 f"({len(self.nodes)}), got shape {labels.shape}")
+            if not labels.any():
+                raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
+            return np.flatnonzero(labels)
         fast = self._int_fast(labels, name)
         if fast is not None:
             return fast
@@ -151,18 +162,6 @@ class NodeIndex:
                 "use labels from PrivateGraph.nodes"
             )
         return np.unique(idx)
-
-    def _from_mask(self, mask: np.ndarray, name: str) -> np.ndarray:
-        """Positions of a boolean membership mask over ``nodes`` (length n)."""
-        if mask.shape != (len(self.nodes),):
-            raise ValueError(
-                f"{name} is a boolean mask of shape {mask.shape}; a mask must have one entry per "
-                f"node, shape ({len(self.nodes)},), in PrivateGraph.nodes order"
-            )
-        pos = np.flatnonzero(mask)
-        if pos.size == 0:
-            raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
-        return pos
 
     def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
         """Vectorized path for integer arrays/lists/ranges/sets against int labels, else None."""
@@ -183,6 +182,12 @@ class NodeIndex:
             return None
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
+        if arr.dtype.kind == "u":  # compare as int64: uint64 vs int64 would go through float64
+            too_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
+            if too_big:
+                raise ValueError(f"{name} contains {too_big} node(s) that are not in the graph; "
+                                 "use labels from PrivateGraph.nodes")
+            arr = arr.astype(np.int64)
         n = self._ints.size
         if self._identity:
             pos = arr
@@ -240,6 +245,9 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         For a non-graph, a multigraph, self-loops, a directed graph without
         ``directed=True`` (or the reverse), or fewer than 2 nodes.
     """
+    from ..validation import check_bool
+
+    directed = check_bool(directed, "directed")  # "yes" or 1 would silently mean True
     if not isinstance(G, nx.Graph):
         raise TypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
     if G.is_multigraph():

@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
-from ..core.probabilities import RRProbabilities
+from ..core.probabilities import CertifiedRelease, RRProbabilities
 from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
 from .analytics import AnalyticsMixin
@@ -29,7 +29,7 @@ class _CallableCount(int):
         return int(self)
 
 
-class PrivateGraph(AnalyticsMixin, IOMixin):
+class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
 
     Built by :func:`dpgraph.release`; holds only the released pairs and public
@@ -171,21 +171,6 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """Whether rows are ordered pairs, like ``networkx.Graph.is_directed()``."""
         return self.directed
 
-    @property
-    def epsilon(self) -> float:
-        """The privacy parameter of the release, per vertex pair."""
-        return self.probabilities.epsilon
-
-    @property
-    def flip_probability(self) -> float:
-        """p' = m / 2^64, the certified flip probability actually sampled."""
-        return self.probabilities.flip_probability
-
-    @property
-    def realized_epsilon(self) -> float:
-        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
-        return self.probabilities.realized_epsilon
-
     def number_of_nodes(self) -> int:
         """Size of the public vertex set."""
         return len(self._index)
@@ -221,6 +206,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
 
     # ---- cut queries --------------------------------------------------------------
     def _sides(self, S: Iterable[Hashable], T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+        # older spelling of cut_positions, still used inside graph.analytics
         return self.cut_positions(S, T)
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:

@@ -73,8 +73,11 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
     from .sparse import SparseAdjacency, SubsampledProbabilities
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")
+    raw = header.get("keep_numerator")
     try:
-        keep_numerator = int(header.get("keep_numerator", ""))
+        if not (isinstance(raw, str) and raw.isdigit() and len(raw) <= 20):
+            raise ValueError
+        keep_numerator = int(raw)
     except ValueError:
         raise ValueError("file header: keep_numerator is missing or malformed") from None
     if not (isinstance(E, int) and E >= 0 and width in (4, 8) and 1 <= keep_numerator <= 1 << 64):
