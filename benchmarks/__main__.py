@@ -8,7 +8,8 @@ Usage (from the repository root)::
 
 Every ``benchmarks/bench_*.py`` is discovered and run in its own process (so
 one script's memory or numba state cannot affect another's timings), with the
-repository on ``PYTHONPATH``.  Scripts record their ratios with
+repository on ``PYTHONPATH``, in a temporary directory (``--workdir`` keeps
+the files scripts write, such as CSVs).  Scripts record their ratios with
 ``benchmarks._common.report``; each ratio compares dpgraph with a baseline
 timed in the same process, on the same machine, minutes apart at most.  The
 table gives the machine and the load average before and after, because the
@@ -56,15 +57,16 @@ def _verdict(row: dict) -> str:
     return f"missed by {short:.2f}x"
 
 
-def run_script(path: Path, results: Path, timeout: float, extra_env: dict, show: bool) -> tuple[str, float]:
-    """Run one script; returns (status, seconds)."""
+def run_script(path: Path, results: Path, timeout: float, extra_env: dict, show: bool,
+               workdir: Path) -> tuple[str, float]:
+    """Run one script in ``workdir`` (its own files land there, not in the repository)."""
     env = dict(os.environ, **extra_env)
     env[RESULTS_ENV] = str(results)
     root = str(HERE.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, str(path)], cwd=root, env=env, timeout=timeout,
+        proc = subprocess.run([sys.executable, str(path)], cwd=workdir, env=env, timeout=timeout,
                               capture_output=not show, text=True, check=False)
     except subprocess.TimeoutExpired:
         return f"timed out after {timeout:.0f} s", time.perf_counter() - t0
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per script (default 1800)")
     ap.add_argument("--show-output", action="store_true", help="stream each script's own output")
     ap.add_argument("--list", action="store_true", help="list the scripts that would run and exit")
+    ap.add_argument("--workdir", default="", help="directory the scripts run in, to keep the files they "
+                    "write (default: a temporary directory, removed afterwards)")
     args = ap.parse_args(argv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
     scripts = discover(split(args.only), split(args.skip))
@@ -99,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in scripts:
             results = Path(tmp) / (path.stem + ".jsonl")
             print(f"running {path.name} ...", file=sys.stderr, flush=True)
-            status, seconds = run_script(path, results, args.timeout, extra, args.show_output)
+            workdir = Path(args.workdir) if args.workdir else Path(tmp)
+            workdir.mkdir(parents=True, exist_ok=True)
+            status, seconds = run_script(path, results, args.timeout, extra, args.show_output, workdir)
             statuses.append(dict(script=path.name, status=status, seconds=f"{seconds:.0f}"))
             got = []
             if results.exists():
