@@ -195,8 +195,12 @@ def test_masks_and_batches_are_validated():
 
 
 # ---- to_networkx -----------------------------------------------------------------------------
+@pytest.mark.parametrize("block", [7, 1 << 22])  # many blocks of edges, or one
 @pytest.mark.parametrize("directed", [False, True])
-def test_to_networkx_is_the_graph_add_edges_from_builds(directed):
+def test_to_networkx_is_the_graph_add_edges_from_builds(directed, block, monkeypatch):
+    from dpgraph.graph import convert
+
+    monkeypatch.setattr(convert, "_BLOCK", block)
     G = nx.gnp_random_graph(120, 0.05, seed=1, directed=directed)
     G = nx.relabel_nodes(G, {i: (i % 7, f"n{i}") for i in range(120)})  # tuple labels
     R = _release(G, directed=directed)

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = ["edges_to_networkx"]
 
-_BLOCK = 1 << 16  # edges per block of the column side (their dicts take a few MiB)
+_BLOCK = 1 << 22  # edges per block (bounds the temporary lists; larger blocks measured faster)
 
 
 def _sort_key(keys: np.ndarray, n: int) -> np.ndarray:
@@ -81,11 +81,12 @@ def edges_to_networkx(nodes: Sequence, rows: np.ndarray, cols: np.ndarray, direc
             objects[i] = v
         as_labels = lambda pos: objects[pos].tolist()
     # networkx's own storage, filled as add_edges_from fills it and in the same
-    # neighbour order, a block of row-major edges at a time (their fresh dicts,
-    # one per edge, stay in cache): in-neighbours (the lower half if undirected)
-    # from the block sorted by column, then out-neighbours (the upper half) from
-    # the block as it is, both sharing each edge's dict.  A node's lower
-    # neighbours all come from blocks up to its own row, before its upper ones.
+    # neighbour order, a block of row-major edges at a time (blocks only bound
+    # the temporary lists: fewer, larger updates measured faster): in-neighbours
+    # (the lower half if undirected) from the block sorted by column, then
+    # out-neighbours (the upper half) from the block as it is, both sharing each
+    # edge's new attribute dict.  A node's lower neighbours all come from blocks
+    # up to its own row, before its upper ones.
     by_row, by_col = (H._succ, H._pred) if directed else (H._adj, H._adj)
     for a in range(0, rows.size, _BLOCK):
         r, c = rows[a : a + _BLOCK], cols[a : a + _BLOCK]
