@@ -52,6 +52,10 @@ def canonical_node_order(nodes: Iterable[Hashable]) -> list:
     nodes = list(nodes)
     try:
         out = sorted(nodes)
+        if set(map(type, out)) == {int}:  # plain ints: a total order, checked vectorized
+            ints = np.array(out)
+            if ints.dtype != object and bool(np.all(ints[1:] > ints[:-1])):
+                return out
         if all(a < b for a, b in zip(out, out[1:])):
             return out
     except TypeError:
@@ -77,7 +81,7 @@ class NodeIndex:
         # plain int labels in increasing order: vectorized lookups (searchsorted,
         # or the identity when the labels are 0..n-1)
         self._ints = None
-        if self.nodes and all(type(v) is int for v in self.nodes) \
+        if self.nodes and set(map(type, self.nodes)) == {int} \
                 and -(1 << 62) < min(self.nodes) and max(self.nodes) < 1 << 62:
             ints = np.array(self.nodes, dtype=np.int64)
             if np.all(ints[1:] > ints[:-1]):
