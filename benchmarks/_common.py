@@ -52,6 +52,26 @@ def timeit(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float:
     return best
 
 
+def timeit_interleaved(fns: dict[str, Callable[[], object]], repeat: int = 5,
+                       warmup: int = 1) -> dict[str, float]:
+    """Best wall time of each function, the functions timed in turn in every round.
+
+    Interleaving puts the baseline and the contenders under the same load:
+    on a shared machine whose load changes within seconds, timing one side's
+    repeats and then the other's can move a ratio several-fold.
+    """
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    best = {name: float("inf") for name in fns}
+    for _ in range(max(1, repeat)):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
 def quick() -> bool:
     """True when the runner asked for the quick (smaller inputs) variant."""
     return os.environ.get(QUICK_ENV, "") == "1"

@@ -34,7 +34,16 @@ from dpgraph.graph.packed import words_per_row
 from dpgraph.graph.release import sample_packed_flips
 
 try:  # run as a script or as a module
-    from _common import facebook_or_none, machine, quick, random_graph, report, table, timeit
+    from _common import (
+        facebook_or_none,
+        machine,
+        quick,
+        random_graph,
+        report,
+        table,
+        timeit,
+        timeit_interleaved,
+    )
 except ImportError:  # pragma: no cover
     from benchmarks._common import (
         facebook_or_none,
@@ -44,6 +53,7 @@ except ImportError:  # pragma: no cover
         report,
         table,
         timeit,
+        timeit_interleaved,
     )
 
 
@@ -59,19 +69,22 @@ def bench_graph(name: str, G: nx.Graph, repeat: int, target: float) -> list[dict
     pairs = n * (n - 1) // 2
     rng = np.random.default_rng(0)
     big = n > 5000
-    naive_repeat = 2 if big else repeat
-    t_naive = timeit(lambda: naive_release(G, p, rng), repeat=naive_repeat, warmup=0 if big else 1)
-    rows = [dict(graph=name, method="naive dense release end to end", seconds=f"{t_naive:.4f}",
-                 mpairs_s=f"{pairs / t_naive / 1e6:.0f}", speedup="1")]
-    t_secure = timeit(lambda: dpgraph.release(G, 1.0), repeat=repeat)
-    t_seed = timeit(lambda: dpgraph.release(G, 1.0, seed=1), repeat=repeat)
-    t_enc = timeit(lambda: encode_graph(G), repeat=repeat)
     nodes = list(G.nodes())
     edges = np.array(list(G.edges()))  # the same graph as an (m, 2) edge array with its public nodes
-    t_arr = timeit(lambda: dpgraph.release(edges, 1.0, nodes=nodes), repeat=repeat)
-    for label, t in [("dpgraph.release(G), secure (default)", t_secure), ("dpgraph.release(G), seed", t_seed)]:
-        rows.append(dict(graph=name, method=label, seconds=f"{t:.4f}", mpairs_s=f"{pairs / t / 1e6:.0f}",
-                         speedup=f"{t_naive / t:.1f}"))
+    # every round times each function once, in turn: all sides see the same load
+    t = timeit_interleaved({
+        "naive": lambda: naive_release(G, p, rng),
+        "secure": lambda: dpgraph.release(G, 1.0),
+        "seed": lambda: dpgraph.release(G, 1.0, seed=1),
+        "encode": lambda: encode_graph(G),
+        "array": lambda: dpgraph.release(edges, 1.0, nodes=nodes),
+    }, repeat=repeat, warmup=0 if big else 1)
+    t_naive, t_secure, t_seed, t_enc, t_arr = (t[k] for k in ("naive", "secure", "seed", "encode", "array"))
+    rows = [dict(graph=name, method="naive dense release end to end", seconds=f"{t_naive:.4f}",
+                 mpairs_s=f"{pairs / t_naive / 1e6:.0f}", speedup="1")]
+    for label, tt in [("dpgraph.release(G), secure (default)", t_secure), ("dpgraph.release(G), seed", t_seed)]:
+        rows.append(dict(graph=name, method=label, seconds=f"{tt:.4f}", mpairs_s=f"{pairs / tt / 1e6:.0f}",
+                         speedup=f"{t_naive / tt:.1f}"))
     rows.append(dict(graph=name, method="  part: encode_graph(G) (validate, read edges)",
                      seconds=f"{t_enc:.4f}", mpairs_s="-", speedup="-"))
     rows.append(dict(graph=name, method="dpgraph.release(edge array, nodes=...), secure", seconds=f"{t_arr:.4f}",
@@ -134,8 +147,8 @@ def bench_to_networkx(name: str, G: nx.Graph, repeat: int) -> list[dict]:
         return H
 
     assert nx.utils.graphs_equal(before(), R.to_networkx())
-    t_old = timeit(before, repeat=repeat, warmup=0)
-    t_new = timeit(R.to_networkx, repeat=repeat, warmup=0)
+    t = timeit_interleaved({"before": before, "now": R.to_networkx}, repeat=repeat, warmup=0)
+    t_old, t_new = t["before"], t["now"]
     report(f"R.to_networkx() vs add_edges_from, {name} ({r.size:,} edges)", t_old / t_new, 3.0,
            baseline="Graph.add_edges_from over the released edges")
     return [dict(graph=name, method="to_networkx via add_edges_from (before)", seconds=f"{t_old:.2f}",

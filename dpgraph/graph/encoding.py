@@ -194,6 +194,8 @@ class NodeIndex:
             arr = arr.astype(np.int64)
         n = self._ints.size
         if self._identity:
+            if 0 <= arr[0] and arr[-1] < n and bool(np.all(arr[1:] > arr[:-1])):
+                return arr.astype(np.int64)  # already sorted, distinct, in range: a copy of it
             pos = arr
             inside = arr.min() >= 0 and arr.max() < n  # two reductions; count only on failure
             missing = 0 if inside else int(((arr < 0) | (arr >= n)).sum())
