@@ -14,7 +14,7 @@ from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import CertifiedRelease, RRProbabilities
 from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
-from .analytics import AnalyticsMixin
+from .analytics.mixin import AnalyticsMixin
 from .convert import edges_to_networkx
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
