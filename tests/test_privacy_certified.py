@@ -152,9 +152,9 @@ def test_graph_release_samples_with_the_certified_numerator(monkeypatch):
     seen = []
     real = release_module.bernoulli_words
 
-    def spy(n_words, numerator, source):
+    def spy(n_words, numerator, source, **kwargs):
         seen.append(int(numerator))
-        return real(n_words, numerator, source)
+        return real(n_words, numerator, source, **kwargs)
 
     monkeypatch.setattr(release_module, "bernoulli_words", spy)
     G = nx.gnp_random_graph(70, 0.2, seed=1)  # > 64 nodes: several words a row

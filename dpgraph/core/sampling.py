@@ -105,15 +105,33 @@ def _dense_rounds_numpy(draws: np.ndarray, bits: list, out: np.ndarray) -> np.nd
     return und
 
 
-# numba was tried for these rounds and did not help: the sampler is bound by
-# producing the random words (about 8.5 per output word), not by this arithmetic.
-_dense_rounds = _dense_rounds_numpy
+# numba earns its place here once the random words come fast (AES-CTR with
+# AES-NI): the numpy rounds make ~4 passes over temporaries per round plus a
+# separate compaction pass, the kernels in ._samplekernel one fused pass.  Same
+# words, same order, same results: a seed gives identical bits either way (and
+# DPGRAPH_DISABLE_NUMBA=1 forces the numpy path).  numba is loaded on first use.
+_KERNELS: tuple | None = None
+_NUMBA_STATE = {"tried": False}
 
+
+def _numba_kernels():
+    """(dense_rounds, sparse_round) compiled by numba, or None without numba."""
+    global _KERNELS
+    if _KERNELS is None and not _NUMBA_STATE["tried"]:
+        _NUMBA_STATE["tried"] = True
+        from .._numba import load_kernels
+
+        _KERNELS = load_kernels("dpgraph.core._samplekernel", ("dense_rounds", "sparse_round"))
+    return _KERNELS
+
+
+_ALL_ONES = 0xFFFFFFFFFFFFFFFF
 _DENSE_ROUNDS = 8  # rounds drawn for every word before compacting the undecided ones
 _CHUNK_WORDS = 1 << 15  # output words per chunk: fixed, so the stream use never depends on the machine
 
 
-def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.ndarray:
+def bernoulli_words(n_words: int, numerator: int, source: RandomSource,
+                    out: np.ndarray | None = None) -> np.ndarray:
     """``n_words`` words of 64 independent Bernoulli(numerator / 2^64) bits each.
 
     Bit-sliced comparison: each of the 64 lanes of a word compares its own
@@ -139,10 +157,14 @@ def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.nd
         In [0, 2^64): P(bit = 1) = numerator / 2^64 exactly.
     source : RandomSource
         Uniform 64-bit words (``source.uint64(k)``).
+    out : numpy.ndarray of uint64, shape (n_words,), optional
+        Contiguous array to write the words into (its contents are replaced),
+        e.g. a scratch buffer reused across calls.
 
     Returns
     -------
     numpy.ndarray of uint64, shape (n_words,)
+        ``out`` when given.
 
     Examples
     --------
@@ -158,13 +180,37 @@ def bernoulli_words(n_words: int, numerator: int, source: RandomSource) -> np.nd
     n_words = int(n_words)
     if n_words < 0:
         raise ValueError("n_words must be >= 0")
-    result = np.zeros(n_words, dtype=np.uint64)
+    if out is None:
+        result = np.zeros(n_words, dtype=np.uint64)
+    else:
+        if (not isinstance(out, np.ndarray) or out.dtype != np.uint64 or out.shape != (n_words,)
+                or not out.flags.c_contiguous):
+            raise ValueError(f"out must be a contiguous uint64 array of shape ({n_words},)")
+        result = out
+        result[...] = 0
     if numerator == 0 or n_words == 0:
         return result
     bits = [(numerator >> b) & 1 for b in range(63, -1, -1)]
+    kernels = _numba_kernels()
+    chunk = _bernoulli_chunk if kernels is None else _bernoulli_chunk_numba
     for start in range(0, n_words, _CHUNK_WORDS):
-        _bernoulli_chunk(result[start : start + _CHUNK_WORDS], bits, source)
+        chunk(result[start : start + _CHUNK_WORDS], bits, source)
     return result
+
+
+def _bernoulli_chunk_numba(out: np.ndarray, bits: list, source: RandomSource) -> None:
+    """:func:`_bernoulli_chunk` with the rounds in numba: same draws, same words."""
+    dense_rounds, sparse_round = _numba_kernels()
+    c = out.size
+    masks = np.array([_ALL_ONES if b else 0 for b in bits], dtype=np.uint64)
+    draws = source.uint64(_DENSE_ROUNDS * c).reshape(_DENSE_ROUNDS, c)
+    alive = np.empty(c, dtype=np.int64)
+    und = np.empty(c, dtype=np.uint64)
+    count = dense_rounds(draws, masks[:_DENSE_ROUNDS], out, alive, und)
+    k = _DENSE_ROUNDS
+    while count and k < 64:  # lanes equal to the numerator on all 64 bits stay 0
+        count = sparse_round(out, alive, und, source.uint64(count), masks[k], count)
+        k += 1
 
 
 def _bernoulli_chunk(out: np.ndarray, bits: list, source: RandomSource) -> None:
@@ -172,7 +218,7 @@ def _bernoulli_chunk(out: np.ndarray, bits: list, source: RandomSource) -> None:
     c = out.size
     dense = _DENSE_ROUNDS
     draws = source.uint64(dense * c).reshape(dense, c)
-    und = _dense_rounds(draws, bits, out)
+    und = _dense_rounds_numpy(draws, bits, out)
     alive = np.flatnonzero(und)
     if alive.size == 0:
         return

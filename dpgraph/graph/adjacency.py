@@ -73,6 +73,10 @@ class Adjacency(Protocol):
         """``cut_count`` of every (s, t) of a batch, as int64."""
         ...
 
+    def membership_cut_counts(self, member: np.ndarray) -> np.ndarray:
+        """Raw cut counts of a (Q, n) int8 membership matrix: 1 = in S_q, -1 = in T_q, 0 = neither."""
+        ...
+
     def within_count(self, s: np.ndarray) -> int:
         """Released edges with both ends in s (ordered pairs if directed)."""
         ...
@@ -125,6 +129,10 @@ class AdjacencyBase:
     def cut_counts(self, sides: CutSides) -> np.ndarray:
         """``cut_count`` of every (s, t) of a batch, one query at a time."""
         return np.array([self.cut_count(s, t) for s, t in sides], dtype=np.int64)
+
+    def membership_cut_counts(self, member: np.ndarray) -> np.ndarray:
+        """:meth:`cut_counts` of the queries of a (Q, n) membership matrix (1 = S, -1 = T)."""
+        return self.cut_counts([(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in member])
 
     def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (rows, cols) of every stored pair, row-major, from :meth:`row_blocks`."""

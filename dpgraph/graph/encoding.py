@@ -9,8 +9,10 @@ which could reveal the input's edges.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, Hashable, Iterable, Sequence
 
 import networkx as nx
@@ -50,6 +52,10 @@ def canonical_node_order(nodes: Iterable[Hashable]) -> list:
     nodes = list(nodes)
     try:
         out = sorted(nodes)
+        if set(map(type, out)) == {int}:  # plain ints: a total order, checked vectorized
+            ints = np.array(out)
+            if ints.dtype != object and bool(np.all(ints[1:] > ints[:-1])):
+                return out
         if all(a < b for a, b in zip(out, out[1:])):
             return out
     except TypeError:
@@ -79,7 +85,7 @@ class NodeIndex:
         # plain int labels in increasing order: vectorized lookups (searchsorted,
         # or the identity when the labels are 0..n-1)
         self._ints = None
-        if self.nodes and all(type(v) is int for v in self.nodes) \
+        if self.nodes and set(map(type, self.nodes)) == {int} \
                 and -(1 << 62) < min(self.nodes) and max(self.nodes) < 1 << 62:
             ints = np.array(self.nodes, dtype=np.int64)
             if np.all(ints[1:] > ints[:-1]):
@@ -138,12 +144,15 @@ class NodeIndex:
         bad = self._ints[pos] != arr
         return np.where(bad, 0, pos), int(bad.sum())
 
-    def positions(self, labels: Iterable[Hashable]) -> np.ndarray:
-        """Positions of node labels known to be in the index (no validation)."""
+    def positions(self, labels: Iterable[Hashable], count: int = -1) -> np.ndarray:
+        """Positions of node labels known to be in the index (no validation).
+
+        ``count``, when known, is the number of labels (saves resizing).
+        """
         if self._ints is not None:
-            arr = np.fromiter(labels, dtype=np.int64)
+            arr = np.fromiter(labels, dtype=np.int64, count=count)
             return arr if self._identity else np.searchsorted(self._ints, arr)
-        return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64)
+        return np.fromiter(map(self._pos.__getitem__, labels), dtype=np.int64, count=count)
 
     @property
     def _identity(self) -> bool:
@@ -163,12 +172,14 @@ class NodeIndex:
         """
         if self._ints is not None and isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
             n = self._ints.size
+            if self._identity:  # labels 0..n-1: a label is its position
+                return np.where((labels >= 0) & (labels < n), labels, -1).astype(np.int64)
             pos = np.minimum(np.searchsorted(self._ints, labels), n - 1)
             return np.where(self._ints[pos] == labels, pos, -1).astype(np.int64)
         items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
-        get = self._pos.get
-        try:
-            return np.fromiter((get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        try:  # dict lookups at C speed, -1 for unknown labels
+            return np.fromiter(map(self._pos.get, items, repeat(-1, len(items))), dtype=np.int64,
+                               count=len(items))
         except TypeError:
             raise TypeError("node labels must be hashable") from None
 
@@ -204,8 +215,8 @@ class NodeIndex:
         if not items:
             raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
         pos = self._pos
-        try:
-            idx = np.fromiter((pos.get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        try:  # dict lookups at C speed (map over pos.get), -1 for unknown labels
+            idx = np.fromiter(map(pos.get, items, repeat(-1, len(items))), dtype=np.int64, count=len(items))
         except TypeError:
             raise TypeError(f"{name} contains unhashable items; pass node labels") from None
         missing = int((idx < 0).sum())
@@ -217,10 +228,22 @@ class NodeIndex:
         return np.unique(idx)
 
     def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
-        """Vectorized path for integer arrays/lists/ranges against int labels, else None."""
-        if self._ints is None or not isinstance(labels, (list, tuple, range, np.ndarray)):
+        """Vectorized path for integer arrays/lists/ranges/sets against int labels, else None."""
+        if self._ints is None:
             return None
-        arr = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
+        if isinstance(labels, (set, frozenset, list, tuple)):
+            # array('q') converts at C speed and accepts ints only (bool and numpy
+            # ints included, which equal the same int labels); a float, str or other
+            # label raises and takes the exact dict path below
+            try:
+                items = labels if isinstance(labels, list) else list(labels)  # array() iterates lists fastest
+                arr = np.frombuffer(array("q", items), dtype=np.int64)
+            except (TypeError, OverflowError, ValueError):
+                return None
+        elif isinstance(labels, (range, np.ndarray)):
+            arr = labels if isinstance(labels, np.ndarray) else np.arange(labels.start, labels.stop, labels.step)
+        else:
+            return None
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
         if arr.dtype.kind == "u":  # compare as int64: uint64 vs int64 would go through float64
@@ -230,6 +253,8 @@ class NodeIndex:
                                  "use labels from PrivateGraph.nodes")
             arr = arr.astype(np.int64)
         n = self._ints.size
+        if self._identity and 0 <= arr[0] and arr[-1] < n and bool(np.all(arr[1:] > arr[:-1])):
+            return arr.astype(np.int64)  # already sorted, distinct, in range: a copy of it
         pos, missing = self.lookup(arr)
         if missing:
             raise ValueError(
@@ -301,11 +326,14 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         raise ValueError(f"G must have at least 2 nodes, got {G.number_of_nodes()}")
     index = NodeIndex(canonical_node_order(G.nodes()))
     # read the adjacency dicts at C speed (np.fromiter over chained dict keys)
-    # rather than a Python generator over G.edges()
-    adj = G.succ if directed else G.adj
-    deg = np.fromiter(map(len, adj.values()), dtype=np.int64, count=len(adj))
-    rows = np.repeat(index.positions(adj.keys()), deg)
-    cols = index.positions(chain.from_iterable(adj.values()))
+    # rather than a Python generator over G.edges(); G.adjacency() yields
+    # networkx's own neighbour dicts (successors if directed), where the
+    # G.adj / G.succ views would wrap each one in a Python-level view
+    items = list(G.adjacency())
+    inner = list(map(itemgetter(1), items))
+    deg = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    rows = np.repeat(index.positions(map(itemgetter(0), items), len(items)), deg)
+    cols = index.positions(chain.from_iterable(inner), int(deg.sum()))
     if np.any(rows == cols):
         raise ValueError(
             "G has self-loops; vertex pairs {i, i} are not rows of the database. "
@@ -314,7 +342,7 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
     if not directed:  # every undirected edge appears in both endpoints' dicts: keep one
         keep = rows < cols
         rows, cols = rows[keep], cols[keep]
-    return EncodedGraph(index, rows.copy(), cols.copy(), bool(directed))
+    return EncodedGraph(index, rows, cols, bool(directed))  # fresh arrays, owned by the encoding
 
 
 def pair_count(n: int, directed: bool) -> int:

@@ -24,18 +24,18 @@ release, the file format and the tiles of a blockwise store all use it:
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from typing import Iterator
 
 import numpy as np
 
+from .._numba import load_kernels, numba_enabled
 from .adjacency import AdjacencyBase, CutSides
 
 __all__ = [
     "PackedAdjacency",
     "pack_indices",
+    "pack_rows",
     "words_per_row",
     "clear_non_pairs",
     "has_non_pair_bits",
@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 _ONE = np.uint64(1)
+_DEGREES_AFTER = 16  # a batch this large computes (and caches) the released degrees
 
 
 def _masked_row_popcount_numpy(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
@@ -64,40 +65,37 @@ def _masked_row_popcount_numpy(words: np.ndarray, rows: np.ndarray, mask: np.nda
 # popcount + sum passes: about 10x on the half cuts of ego-Facebook.  The
 # counts are integers, identical with or without numba; set
 # DPGRAPH_DISABLE_NUMBA=1 (or uninstall numba) to use the numpy fallback.
-# numba is imported and the kernel compiled (or loaded from numba's cache) on
-# first use, so ``import dpgraph`` does not pay for it.
-HAVE_NUMBA = (not os.environ.get("DPGRAPH_DISABLE_NUMBA")
-              and importlib.util.find_spec("numba") is not None)
-_KERNEL = None
+# numba is imported and the kernels compiled (or loaded from numba's cache,
+# see dpgraph._numba) on first use, so ``import dpgraph`` does not pay for it;
+# any failure to compile or cache falls back to numpy silently.
+HAVE_NUMBA = numba_enabled()
+_KERNELS: tuple | None = None
 _WORK = 0  # words counted so far in this process (decides when to load numba)
 
 
+def _kernels() -> tuple | None:
+    """(masked_row_popcount, batch_cut_counts, multi_query_popcount) compiled, or None."""
+    global _KERNELS, HAVE_NUMBA
+    if _KERNELS is None and HAVE_NUMBA:
+        _KERNELS = load_kernels("dpgraph.graph._cutkernel",
+                                ("masked_row_popcount", "batch_cut_counts", "multi_query_popcount"))
+        HAVE_NUMBA = _KERNELS is not None
+    return _KERNELS
+
+
 def _numba_kernel():
-    global _KERNEL, HAVE_NUMBA
-    if _KERNEL is None:
-        try:
-            from ._cutkernel import masked_row_popcount as kernel
-        except ImportError:  # pragma: no cover - numba missing or broken
-            HAVE_NUMBA = False
-            return None
-        _KERNEL = kernel
-    return _KERNEL
+    k = _kernels()
+    return None if k is None else k[0]
 
 
 def _batch_kernel():
-    if _numba_kernel() is None:  # pragma: no cover - numba missing
-        return None
-    from ._cutkernel import batch_cut_counts
-
-    return batch_cut_counts
+    k = _kernels()
+    return None if k is None else k[1]
 
 
 def _multi_kernel():
-    if _numba_kernel() is None:  # pragma: no cover - numba missing
-        return None
-    from ._cutkernel import multi_query_popcount as kernel
-
-    return kernel
+    k = _kernels()
+    return None if k is None else k[2]
 
 
 def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
@@ -130,7 +128,7 @@ def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
     _WORK += work
     # loading numba and its cached kernel costs ~0.3 s: worth it once the work is large
     if HAVE_NUMBA and words.flags.c_contiguous and (
-            _KERNEL is not None or work >= 1 << 22 or _WORK >= 1 << 25):
+            _KERNELS is not None or work >= 1 << 22 or _WORK >= 1 << 25):
         kernel = _numba_kernel()
         if kernel is not None:
             return int(kernel(words, rows, mask, bool(upper)))
@@ -282,6 +280,24 @@ def xor_edges(words: np.ndarray, rows: np.ndarray, cols: np.ndarray, row0: int =
     np.bitwise_xor.at(words.reshape(-1), flat, bit)
 
 
+def pack_rows(member: np.ndarray) -> np.ndarray:
+    """Packed column masks of the rows of a (Q, n) boolean matrix: uint64 (Q, words_per_row(n)).
+
+    Examples
+    --------
+    >>> pack_rows(np.array([[True, False, True], [False, True, False]])).tolist()
+    [[5], [2]]
+    """
+    member = np.asarray(member, dtype=bool)
+    Q, n = member.shape
+    nw = words_per_row(n)
+    if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
+        return np.array([pack_indices(np.flatnonzero(row), n) for row in member], dtype=np.uint64).reshape(Q, nw)
+    out = np.zeros((Q, 8 * nw), dtype=np.uint8)  # bool membership packed LSB-first is the word layout
+    out[:, : (n + 7) // 8] = np.packbits(member, axis=1, bitorder="little")
+    return out.view(np.uint64)
+
+
 def pack_indices(indices: np.ndarray, n: int) -> np.ndarray:
     """Packed indicator vector (``words_per_row(n)`` words) of a set of positions.
 
@@ -323,6 +339,7 @@ class PackedAdjacency(AdjacencyBase):
         self._words = words
         self.n = int(n)
         self.directed = bool(directed)
+        self._degrees: np.ndarray | None = None  # computed once, on first use (the words never change)
 
     @property
     def words(self) -> np.ndarray:
@@ -344,6 +361,11 @@ class PackedAdjacency(AdjacencyBase):
 
     def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
         """Released edges between disjoint position sets s and t (s -> t if directed)."""
+        if not self.directed and self._degrees is not None and s.size + t.size == self.n:
+            # T is the complement of S: cut = vol(A) - 2 e(A) for the smaller side A,
+            # which reads only A's rows (half the words or fewer)
+            a = s if s.size <= t.size else t
+            return int(self._degrees[a].sum()) - 2 * self.within_count(a)
         observed = self._rows_against(s, pack_indices(t, self.n))
         if not self.directed:  # pairs stored in the row of their smaller end
             observed += self._rows_against(t, pack_indices(s, self.n))
@@ -373,6 +395,27 @@ class PackedAdjacency(AdjacencyBase):
         [1, 1]
         """
         Q = len(sides)
+        if self._one_pass(Q):
+            member = np.zeros((Q, self.n), dtype=np.int8)
+            for q, (s, t) in enumerate(sides):
+                member[q, s] = 1
+                member[q, t] = -1
+            return self.membership_cut_counts(member)
+        if not self.directed and Q >= _DEGREES_AFTER:
+            self.degrees()  # cached: complement cuts then read only the smaller side's rows
+        return np.array([self.cut_count(s, t) for s, t in sides], dtype=np.int64)
+
+    def _one_pass(self, Q: int) -> bool:
+        """Whether one pass over the rows for all Q queries beats one pass per query.
+
+        It does once the matrix no longer fits in cache (> 8 MiB) and numba
+        is there; below that, a query's rows stream from cache and its mask
+        stays in L1, which the one-pass kernel (all masks live) cannot match.
+        """
+        return Q > 1 and self.nbytes >= 1 << 23 and HAVE_NUMBA and self._words.flags.c_contiguous
+
+    def _general_cut_counts(self, sides: CutSides) -> np.ndarray:
+        Q = len(sides)
         # one pass pays off once the matrix no longer fits in cache (> 8 MiB)
         big = Q > 1 and self.nbytes >= 1 << 23
         kernel = _batch_kernel() if (HAVE_NUMBA and big and self._words.flags.c_contiguous) else None
@@ -388,6 +431,52 @@ class PackedAdjacency(AdjacencyBase):
             tmasks[q] = pack_indices(t, self.n)
         return kernel(self._words, side, smasks, tmasks, not self.directed).astype(np.int64)
 
+    def membership_cut_counts(self, member: np.ndarray) -> np.ndarray:
+        """Raw cut counts of Q queries given as a (Q, n) membership matrix.
+
+        ``member[q, i]`` is 1 if node i is in S_q, -1 if in T_q, 0 if in
+        neither.  Queries whose T is the complement of S (no 0 in the row) on
+        an undirected release are answered as vol(A) - 2 e(A) for A the
+        smaller side, in one pass over A's rows for all queries; the others
+        as by :meth:`cut_counts`.  Counts are identical either way.
+
+        Parameters
+        ----------
+        member : numpy.ndarray of int8, shape (Q, n)
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (Q,)
+
+        Examples
+        --------
+        >>> A = PackedAdjacency(np.array([[6], [4], [0]], dtype=np.uint64), 3, False)  # edges 01, 02, 12
+        >>> A.membership_cut_counts(np.array([[1, -1, -1], [1, -1, 0]], dtype=np.int8)).tolist()
+        [2, 1]
+        """
+        member = np.asarray(member)
+        Q = member.shape[0]
+        out = np.zeros(Q, dtype=np.int64)
+        in_s, in_t = member == 1, member == -1
+        complement = (in_s | in_t).all(axis=1) & (not self.directed)
+        if complement.any():
+            small = in_s[complement]
+            flip = small.sum(axis=1) > self.n // 2
+            small[flip] = ~small[flip]  # the smaller side: fewer rows to read
+            vol = small.astype(np.int64) @ self.degrees()
+            masks = pack_rows(small)
+            if self._one_pass(small.shape[0]):
+                within = multi_query_popcount(self._words, small.view(np.uint8), masks, upper=True)
+            else:
+                within = np.array([self._rows_against(np.flatnonzero(row), mask)
+                                   for row, mask in zip(small, masks)], dtype=np.int64)
+            out[complement] = vol - 2 * within
+        rest = np.flatnonzero(~complement)
+        if rest.size:
+            out[rest] = self._general_cut_counts([(np.flatnonzero(in_s[q]), np.flatnonzero(in_t[q]))
+                                                  for q in rest])
+        return out
+
     def within_count(self, s: np.ndarray) -> int:
         """Released edges with both ends in s (ordered pairs if directed)."""
         return self._rows_against(s, pack_indices(s, self.n))
@@ -400,12 +489,14 @@ class PackedAdjacency(AdjacencyBase):
             yield i0, bits.astype(bool, copy=False)
 
     def degrees(self) -> np.ndarray:
-        """Released degree of every node (out-degree if directed)."""
-        deg = np.bitwise_count(self._words).sum(axis=1, dtype=np.int64)
-        if not self.directed:
-            for _, bits in self.row_blocks():
-                deg += bits.sum(axis=0, dtype=np.int64)
-        return deg
+        """Released degree of every node (out-degree if directed); computed once."""
+        if self._degrees is None:
+            deg = np.bitwise_count(self._words).sum(axis=1, dtype=np.int64)
+            if not self.directed:
+                for _, bits in self.row_blocks():
+                    deg += bits.sum(axis=0, dtype=np.int64)
+            self._degrees = deg
+        return self._degrees.copy()
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

@@ -15,6 +15,7 @@ from ..core.probabilities import CertifiedRelease, RRProbabilities
 from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
 from .analytics.mixin import AnalyticsMixin
+from .convert import edges_to_networkx
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
 
@@ -130,7 +131,9 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
                                  "pass T or a smaller S")
             return s, t
         t = self._index.indices(T, "T")
-        overlap = np.intersect1d(s, t, assume_unique=True).size
+        member = np.zeros(len(self._index), dtype=bool)  # O(n), no sort
+        member[s] = True
+        overlap = int(np.count_nonzero(member[t]))
         if overlap:
             raise ValueError(
                 f"S and T share {overlap} node(s); a cut query needs disjoint sides"
@@ -305,6 +308,79 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         return self._finish(est, proper)
 
     @validate_params(proper=Boolean())
+    def cut_batch(self, membership: np.ndarray, proper: bool = False) -> Estimate:
+        """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
+
+        Row q describes query q over ``nodes`` (column i is ``nodes[i]``).  A
+        boolean matrix puts node i in S_q where True and in T_q where False
+        (T_q the complement of S_q); an integer matrix uses 1 for S_q, -1 for
+        T_q and 0 for nodes in neither.  ``cut_batch(M)[q]`` equals
+        ``cut(S_q, T_q)``.  Complement cuts of an undirected release read
+        only the rows of the smaller side, for all queries in one pass.
+
+        Parameters
+        ----------
+        membership : numpy.ndarray of bool or int, shape (Q, n)
+            Every row needs at least one node on each side.
+        proper : bool, default False
+            Round and clip every estimate to an integer in 0..|S_q||T_q|.
+
+        Returns
+        -------
+        Estimate
+            A batch: ``.value`` and ``.std`` have shape (Q,).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``membership`` is not a 2-D bool or integer array with n
+            columns, holds values other than -1, 0, 1, or a row has an empty
+            side (the message names the row).
+
+        Examples
+        --------
+        >>> import networkx as nx, numpy as np, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(6), epsilon=1.0, seed=0)
+        >>> M = np.array([[1, 1, 1, -1, -1, -1], [1, -1, 0, 0, 0, 0]])
+        >>> est = R.cut_batch(M == 1)                   # halves: {0, 1, 2} vs {3, 4, 5}
+        >>> bool(est.value[0] == R.cut([0, 1, 2], [3, 4, 5]).value)
+        True
+        >>> R.cut_batch(M).value.shape                   # signed: query 1 is {0} vs {1}
+        (2,)
+        """
+        n = self.number_of_nodes()
+        if not isinstance(membership, np.ndarray):
+            raise TypeError(
+                f"membership must be a numpy array of shape (Q, {n}), got {type(membership).__name__}; "
+                "e.g. np.asarray(rows, dtype=bool)"
+            )
+        if membership.ndim != 2 or membership.shape[1] != n or membership.shape[0] == 0:
+            raise ValueError(
+                f"membership must have shape (Q, {n}) with Q >= 1 (one column per node, in "
+                f"PrivateGraph.nodes order), got {membership.shape}"
+            )
+        if membership.dtype == np.bool_:
+            member = np.where(membership, np.int8(1), np.int8(-1))
+        elif membership.dtype.kind in "iu":
+            if np.any((membership < -1) | (membership > 1)):
+                raise ValueError("membership must hold 1 (node in S), -1 (in T) or 0 (in neither)")
+            member = membership.astype(np.int8)
+        else:
+            raise TypeError(f"membership must be a bool or integer array, got dtype {membership.dtype}")
+        size_s = np.count_nonzero(member == 1, axis=1)
+        size_t = np.count_nonzero(member == -1, axis=1)
+        empty = np.flatnonzero((size_s == 0) | (size_t == 0))
+        if empty.size:
+            raise ValueError(
+                f"membership row {int(empty[0])} has an empty side; a cut needs at least one node in "
+                "S (1 or True) and one in T (-1 or False)"
+            )
+        observed = self._adj.membership_cut_counts(member)
+        rows = size_s.astype(float) * size_t.astype(float)
+        est = count_estimate(np.asarray(observed, float), rows, self.channel)
+        return self._finish(est, proper)
+
+    @validate_params(proper=Boolean())
     def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
         """Estimate the number of edges with both ends in S.
 
@@ -419,9 +495,5 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         Its raw statistics are biased (at eps = 1 it has far more edges than
         the input); use the estimators of this class for answers.
         """
-        H = nx.DiGraph() if self.directed else nx.Graph()
-        H.add_nodes_from(self.nodes)
         r, c = self.released_edges()
-        labels = self.nodes
-        H.add_edges_from(zip(map(labels.__getitem__, r.tolist()), map(labels.__getitem__, c.tolist())))
-        return H
+        return edges_to_networkx(self.nodes, r, c, self.directed)

@@ -53,6 +53,7 @@ def fill_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int
     ``word0`` place a tile's bands in its own array).
     """
     k = 0
+    scratch = None  # one buffer reused by every group: fresh pages cost more than the sampling here
     while k < len(bands):  # one sampler call per group of bands
         group, total = [], 0
         while k < len(bands):
@@ -63,7 +64,9 @@ def fill_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int
             group.append(bands[k])
             total += size
             k += 1
-        flat = bernoulli_words(total, numerator, source)
+        if scratch is None or scratch.size < total:
+            scratch = np.empty(total, dtype=np.uint64)
+        flat = bernoulli_words(total, numerator, source, out=scratch[:total])
         off = 0
         for r0, r1, w0 in group:
             size = (r1 - r0) * (end_word - w0)

@@ -1,4 +1,4 @@
-"""Shared helpers of the analytics modules: release checks, the channel's entry
+"""Shared internals of the analytics modules: release checks, the channel's entry
 map, the per-release cache, dense blocks and post-processing argument checks.
 
 Nothing here is public; the statistics live in the sibling modules.
