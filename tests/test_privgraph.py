@@ -60,7 +60,7 @@ def test_community_statistics_are_true_counts_plus_laplace():
     """intra_v = true + Lap(2/eps2), between_kl = true + Lap(1/eps3): means within 4 se,
     variances (2 b^2) within 4 se of the sample variance (mu4 = 24 b^4)."""
     G = nx.planted_partition_graph(3, 40, 0.3, 0.05, seed=4)
-    part = [range(0, 40), range(40, 80), range(80, 120)]
+    part = [range(40), range(40, 80), range(80, 120)]
     lab = np.repeat(np.arange(3), 40)
     true_intra = np.array([sum(lab[u] == lab[v] for u in G[v]) for v in range(120)], float)
     true_btw = np.zeros((3, 3))
