@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import RRProbabilities
-from .analytics import AnalyticsMixin
+from .analytics.mixin import AnalyticsMixin
 from .encoding import NodeIndex
 from .io import IOMixin
 

@@ -1,0 +1,87 @@
+"""Debiased graph analytics from one release.
+
+Every pair {i, j} of the release is an independent row with channel
+P(Y_ij = 1 | x_ij = 1) = alpha, P(Y_ij = 1 | x_ij = 0) = beta (randomized
+response: alpha = 1 - p', beta = p'; a subsampled release has its own alpha,
+beta).  The core (:func:`dpgraph.core.count_estimate`,
+:func:`dpgraph.core.unbiased_estimate`) turns a released count into an unbiased
+count; this module never re-derives that formula: it asks the core for the
+debiased value of a single released 0 and a single released 1,
+
+    z0 = count_estimate(0, 1, channel),   z1 = count_estimate(1, 1, channel),
+
+so the debiased entry is Z_ij = z0 + (z1 - z0) Y_ij with E[Z_ij] = x_ij.
+
+Products of debiased entries over *distinct* pairs are unbiased, because the
+pairs are released independently.  Hence (sums over distinct vertices)
+
+    triangles  T^ = sum_{i<j<k} Z_ij Z_jk Z_ik = trace(Z^3) / 6,
+    wedges     W^ = sum_j sum_{i<k} Z_ij Z_kj,
+
+are unbiased for every graph.  Everything needed is a function of the released
+degrees and of the released common-neighbour counts C = Y Y, one exact integer
+matrix product (float32 is exact for counts below 2^24), computed in row blocks.
+Their variances follow from the orthogonal (Hoeffding) decomposition of a
+multilinear polynomial in independent entries; each term is itself estimated
+without bias from the same products (see :func:`triangle_statistics`).
+
+Functions here take a :class:`~dpgraph.graph.PrivateGraph` (networkx style);
+:class:`AnalyticsMixin` exposes them as methods sharing their docstrings.
+Modules: :mod:`.counts` (edge count, density, degrees), :mod:`.triangles`
+(triangles, wedges, transitivity, clustering), :mod:`.degrees` (degree
+moments, assortativity, degree distribution), :mod:`.modularity`,
+:mod:`.communities`, :mod:`.synthesis`.  They use only the adjacency
+interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
+and ``to_scipy_sparse``, so any backend and any binary channel works.
+"""
+
+from ._shared import (  # noqa: F401  (private: experiments and tests until public accessors exist)
+    _block_rows,
+    _dense_release,
+    _entry_map,
+    _entry_variances,
+)
+from .communities import Communities, communities
+from .counts import degree, degrees, density, density_between, edge_count
+from .degrees import (
+    degree_assortativity,
+    degree_distribution,
+    degree_moments,
+    degree_transition_matrix,
+)
+from .mixin import AnalyticsMixin
+from .modularity import modularity
+from .synthesis import synthesize
+from .triangles import (
+    TriangleStatistics,
+    average_clustering,
+    local_clustering,
+    transitivity,
+    triangle_statistics,
+    triangles,
+    wedges,
+)
+
+__all__ = [
+    "AnalyticsMixin",
+    "Communities",
+    "TriangleStatistics",
+    "average_clustering",
+    "communities",
+    "degree",
+    "degree_assortativity",
+    "degree_distribution",
+    "degree_moments",
+    "degree_transition_matrix",
+    "degrees",
+    "density",
+    "density_between",
+    "edge_count",
+    "local_clustering",
+    "modularity",
+    "synthesize",
+    "transitivity",
+    "triangle_statistics",
+    "triangles",
+    "wedges",
+]
