@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from .core._validation import check_epsilon, check_positive_int
+from .validation import check_epsilon, check_positive_int
 
 __all__ = [
     "statistical_upper",

@@ -288,7 +288,7 @@ def _cut(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- registration
 def _positive_float(text: str) -> float:
-    from .core._validation import check_epsilon
+    from .validation import check_epsilon
 
     try:
         return check_epsilon(float(text), "--epsilon")

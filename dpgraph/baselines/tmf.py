@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core._validation import check_epsilon
+from ..validation import check_epsilon
 from ..core.randomness import resolve_random
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]

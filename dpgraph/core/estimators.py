@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from ._validation import check_level
+from ..validation import check_level
 
 __all__ = ["Channel", "Estimate", "unbiased_estimate", "count_estimate", "project"]
 
@@ -68,7 +68,81 @@ class Channel:
 
     @property
     def K(self) -> int:
+        """Size of the universe of a row."""
         return int(self.r.size)
+
+    def _binary(self, what: str) -> None:
+        if self.K != 2:
+            raise ValueError(f"{what} is defined for a binary channel (K = 2); this one has K={self.K}")
+
+    @property
+    def alpha(self) -> float:
+        """P(released 1 | true 1) of a binary channel: d + beta.
+
+        Examples
+        --------
+        >>> Channel.binary(0.75, 0.25).alpha
+        0.75
+        """
+        self._binary("alpha")
+        return self.d + float(self.r[1])
+
+    @property
+    def beta(self) -> float:
+        """P(released 1 | true 0) of a binary channel.
+
+        Examples
+        --------
+        >>> Channel.binary(0.75, 0.25).beta
+        0.25
+        """
+        self._binary("beta")
+        return float(self.r[1])
+
+    def debias(self, count: Any, n_rows: Any = 1) -> Any:
+        """Unbiased estimate of how many of ``n_rows`` binary rows are 1.
+
+        ``(count - beta n_rows) / d``: the value of :func:`count_estimate`
+        (bit for bit) without its error bar, for inner loops.  Broadcasts.
+
+        Examples
+        --------
+        >>> ch = Channel.binary(0.75, 0.25)
+        >>> float(ch.debias(30, 100)), ch.debias(np.array([0.0, 1.0])).tolist()
+        (10.0, [-0.5, 1.5])
+        """
+        self._binary("debias")
+        return (np.asarray(count, dtype=float) - np.asarray(n_rows, dtype=float) * self.r[1]) / self.d
+
+    def entry_variances(self) -> tuple[float, float]:
+        """(v0, v1): variance of the debiased value of one row that is truly 0, truly 1.
+
+        Var(Y | x) / d^2 with Var(Y | x) = beta (1 - beta) for x = 0 and
+        alpha (1 - alpha) for x = 1; equal for a symmetric channel.
+
+        Examples
+        --------
+        >>> [round(v, 4) for v in Channel.binary(0.75, 0.25).entry_variances()]
+        [0.75, 0.75]
+        """
+        alpha, beta = self.alpha, self.beta
+        d2 = self.d**2
+        return beta * (1 - beta) / d2, alpha * (1 - alpha) / d2
+
+    def row_variance(self, x: Any) -> Any:
+        """Variance of the debiased value of rows whose true values are ``x`` (0 or 1).
+
+        Broadcasts over an array of truths; see :meth:`entry_variances`.
+
+        Examples
+        --------
+        >>> Channel.binary(0.9, 0.2).row_variance(np.array([0, 1])).round(4).tolist()
+        [0.3265, 0.1837]
+        """
+        v0, v1 = self.entry_variances()
+        x = np.asarray(x)
+        out = np.where(x != 0, v1, v0)
+        return float(out) if out.ndim == 0 else out
 
     @classmethod
     def randomized_response(cls, rr: Any) -> "Channel":

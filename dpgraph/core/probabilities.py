@@ -28,7 +28,7 @@ from decimal import Context, Decimal, ROUND_HALF_EVEN
 from fractions import Fraction
 from functools import lru_cache
 
-from ._validation import check_epsilon, check_positive_int
+from ..validation import check_epsilon, check_positive_int
 
 __all__ = ["RRProbabilities", "rr_probabilities", "exp_lower_bound", "BITS"]
 

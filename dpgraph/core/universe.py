@@ -6,7 +6,7 @@ from typing import Any, Hashable, Iterable
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ..validation import check_positive_int
 
 __all__ = ["Universe"]
 

@@ -1,4 +1,4 @@
-"""numba kernel for packed cut counts; imported lazily by :mod:`dpgraph.graph.packed`."""
+"""numba kernels for packed cut counts (one SWAR and-popcount); imported lazily by :mod:`dpgraph.graph.packed`."""
 
 from __future__ import annotations
 
@@ -57,3 +57,28 @@ def batch_cut_counts(words, side, smasks, tmasks, upper):  # pragma: no cover - 
             b = tmasks[q, start:] if sd == 1 else smasks[q, start:]
             counts[q] += _and_popcount(a, b)
     return counts
+
+
+@nb.njit(cache=True, nogil=True)
+def multi_query_popcount(words, rowsel, masks, first_row, first_word,
+                         upper):  # pragma: no cover - compiled
+    """out[q] = sum over rows i with rowsel[q, i] of popcount(words[i] & masks[q]).
+
+    ``words`` is a tile whose row i is row first_row + i of the matrix and
+    whose word w is word first_word + w.  One pass over the rows: each row is
+    read once (it stays in L1) and ANDed with the mask of every query that
+    selects it; with ``upper`` the words left of the row's diagonal word are
+    skipped (they are zero in an undirected release).
+    """
+    nq = masks.shape[0]
+    nr = words.shape[0]
+    out = np.zeros(nq, dtype=np.int64)
+    for i in range(nr):
+        start = 0
+        if upper:
+            start = max(0, ((first_row + i) >> 6) - first_word)
+        a = words[i, start:]
+        for q in range(nq):
+            if rowsel[q, i]:
+                out[q] += np.int64(_and_popcount(a, masks[q, start:]))
+    return out

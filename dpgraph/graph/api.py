@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
+from ..validation import Boolean, Epsilon, validate_params
 from .encoding import encode_graph
 from .private import PrivateGraph
 from .release import release_packed
@@ -15,6 +16,7 @@ from .sparse import release_sparse, subsampled_probabilities
 __all__ = ["release"]
 
 
+@validate_params(epsilon=Epsilon(), directed=Boolean())
 def release(
     G: Any,
     epsilon: float,

@@ -100,7 +100,7 @@ def _packed_payload(adj: Any) -> tuple[dict, np.ndarray]:
 
 
 def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
-    from .packed import PackedAdjacency, words_per_row
+    from .packed import PackedAdjacency, has_non_pair_bits, words_per_row
 
     nw = words_per_row(n)
     if header.get("words_per_row") != nw or header.get("word_bits") != 64 \
@@ -109,28 +109,9 @@ def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
     if buf.nbytes != n * nw * 8:
         raise ValueError("file header: payload size does not match n; the file is corrupted")
     words = buf.view("<u8").reshape(n, nw).astype(np.uint64, copy=False)
-    _check_structure(words, n, directed)
-    return PackedAdjacency(words, n, directed)
-
-
-def _check_structure(words: np.ndarray, n: int, directed: bool) -> None:
-    """Refuse bits outside the rows of the database (diagonal, lower triangle, padding)."""
-    nw = words.shape[1]
-    i = np.arange(n)
-    iw, ib = i >> 6, (i & 63).astype(np.uint64)
-    one = np.uint64(1)
-    if directed:
-        bad = words[i, iw] & np.left_shift(one, ib)
-    else:
-        bad = words[i, iw] & (np.left_shift(np.uint64(2), ib) - one)
-        for r0 in range(0, n, 64):  # words left of the diagonal word must be zero
-            if np.any(words[r0 : r0 + 64, : r0 >> 6]):
-                bad = np.ones(1, dtype=np.uint64)
-                break
-    tail = n & 63
-    pad = np.any(words[:, nw - 1] >> np.uint64(tail)) if tail else False
-    if np.any(bad) or pad:
+    if has_non_pair_bits(words, n, directed):
         raise ValueError("file has bits set outside the vertex pairs of its graph; it is corrupted")
+    return PackedAdjacency(words, n, directed)
 
 
 #: kind -> (writer, reader) of the payload.
@@ -142,11 +123,7 @@ KINDS["sparse"] = (sparse_payload, sparse_read)
 
 
 def _kind_of(adj: Any) -> str:
-    from .packed import PackedAdjacency
-
-    if isinstance(adj, PackedAdjacency):
-        return "packed"
-    kind = getattr(adj, "file_kind", None)
+    kind = adj.file_kind
     if kind in KINDS:
         return kind
     raise TypeError(f"saving a {type(adj).__name__} adjacency is not supported by this version")

@@ -1,10 +1,25 @@
-"""Bit-packed adjacency of a released graph: one bit per row of the database.
+"""The packed layout of a released graph: one bit per row of the database.
 
-Row i of the matrix is ``ceil(n / 64)`` uint64 words; bit ``j % 64`` of word
-``j // 64`` is the released value of pair (i, j).  An undirected release keeps
-only the strict upper triangle (j > i), so each unordered pair is stored once;
-the full matrix costs n^2 bits, i.e. 2 bits per unordered pair.  A directed
-release uses the whole matrix but the diagonal.
+Row i of the matrix is ``words_per_row(n) = ceil(n / 64)`` uint64 words; bit
+``j % 64`` of word ``j // 64`` is the released value of pair (i, j).  An
+undirected release keeps only the strict upper triangle (j > i), so each
+unordered pair is stored once; the full matrix costs n^2 bits, i.e. 2 bits per
+unordered pair.  A directed release uses the whole matrix but the diagonal.
+Bits that are not pairs (the diagonal, columns j <= i of an undirected row,
+padding past column n - 1) are always 0.
+
+This module is the one place the layout is written down; the in-memory
+release, the file format and the tiles of a blockwise store all use it:
+
+* :func:`words_per_row`, :func:`pack_indices` (a node set as a column mask);
+* :func:`clear_non_pairs` (zero the bits that are not pairs, in the whole
+  matrix or in a tile given its offsets) and :func:`has_non_pair_bits` (the
+  check a file reader makes);
+* :func:`xor_edges` (XOR true edges into the words, whole matrix or tile);
+* the counting kernels: :func:`masked_row_popcount` (one mask, many rows) and
+  :func:`multi_query_popcount` (many masks, one pass over the rows, with the
+  tile's offsets), numba-compiled when numba is available;
+* :class:`PackedAdjacency`, the in-memory adjacency.
 """
 
 from __future__ import annotations
@@ -16,9 +31,21 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["PackedAdjacency", "pack_indices", "words_per_row", "masked_row_popcount", "HAVE_NUMBA"]
+from .adjacency import AdjacencyBase, CutSides
 
-_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+__all__ = [
+    "PackedAdjacency",
+    "pack_indices",
+    "words_per_row",
+    "clear_non_pairs",
+    "has_non_pair_bits",
+    "xor_edges",
+    "masked_row_popcount",
+    "multi_query_popcount",
+    "HAVE_NUMBA",
+]
+
+_ONE = np.uint64(1)
 
 
 def _masked_row_popcount_numpy(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
@@ -65,6 +92,14 @@ def _batch_kernel():
     return batch_cut_counts
 
 
+def _multi_kernel():
+    if _numba_kernel() is None:  # pragma: no cover - numba missing
+        return None
+    from ._cutkernel import multi_query_popcount as kernel
+
+    return kernel
+
+
 def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
                         upper: bool = False) -> int:
     """Number of 1 bits in ``words[rows] & mask`` (summed over the rows).
@@ -102,9 +137,153 @@ def masked_row_popcount(words: np.ndarray, rows: np.ndarray, mask: np.ndarray,
     return _masked_row_popcount_numpy(words, rows, mask, upper)
 
 
+def multi_query_popcount(words: np.ndarray, rowsel: np.ndarray, masks: np.ndarray,
+                         first_row: int = 0, first_word: int = 0,
+                         upper: bool = False) -> np.ndarray:
+    """For every query q, the 1 bits of ``words[i] & masks[q]`` summed over rows with rowsel[q, i].
+
+    ``words`` may be a tile: its row i is row ``first_row + i`` of the matrix
+    and its word w is word ``first_word + w``.  With ``upper`` (an undirected
+    release) the words left of each row's diagonal word are known to be zero
+    and skipped.  With numba, one pass over the rows answers every query
+    (each row is read once and ANDed, while in cache, with the masks of the
+    queries that select it); otherwise one :func:`masked_row_popcount` per
+    query.  The counts are identical either way.
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64, shape (rows, nw)
+    rowsel : numpy.ndarray of uint8 or bool, shape (Q, rows)
+    masks : numpy.ndarray of uint64, shape (Q, nw)
+    first_row, first_word : int
+        Offsets of the tile in the matrix.
+    upper : bool
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (Q,)
+
+    Examples
+    --------
+    >>> w = np.array([[3], [1]], dtype=np.uint64)
+    >>> multi_query_popcount(w, np.array([[1, 1], [0, 1]], dtype=np.uint8),
+    ...                      np.array([[1], [3]], dtype=np.uint64)).tolist()
+    [2, 1]
+    """
+    words = np.ascontiguousarray(words)
+    rowsel = np.ascontiguousarray(rowsel)
+    masks = np.ascontiguousarray(masks)
+    if HAVE_NUMBA:
+        kernel = _multi_kernel()
+        if kernel is not None:
+            return kernel(words, rowsel, masks, int(first_row), int(first_word), bool(upper))
+    total = np.zeros(masks.shape[0], dtype=np.int64)
+    for q in range(masks.shape[0]):
+        sel = np.flatnonzero(rowsel[q])
+        if sel.size:
+            total[q] = _masked_row_popcount_numpy(words, sel, masks[q], False)
+    return total
+
+
+# ----------------------------------------------------------------------------- the layout
 def words_per_row(n: int) -> int:
-    """Number of 64-bit words a packed row of n bits takes."""
+    """Number of 64-bit words a packed row of n bits takes.
+
+    Examples
+    --------
+    >>> words_per_row(64), words_per_row(65)
+    (1, 2)
+    """
     return (int(n) + 63) // 64
+
+
+def clear_non_pairs(words: np.ndarray, n: int, directed: bool, row0: int = 0,
+                    word0: int = 0) -> None:
+    """Zero, in place, the bits of the diagonal words and the padding that are not pairs.
+
+    In the word holding column i of row i, the diagonal bit (directed) or the
+    bits of columns j <= i (undirected) are cleared; in the last word of every
+    row, the padding bits past column n - 1.  Words left of the diagonal word
+    of an undirected row are not touched (the samplers never fill them).
+
+    ``words`` is the whole matrix (``row0 = word0 = 0``) or a tile whose row k
+    is row ``row0 + k`` and whose word w is word ``word0 + w`` of the matrix.
+
+    Examples
+    --------
+    >>> w = np.full((3, 1), 7, dtype=np.uint64)
+    >>> clear_non_pairs(w, 3, False)
+    >>> w[:, 0].tolist()
+    [6, 4, 0]
+    """
+    r1, c1 = row0 + words.shape[0], word0 + words.shape[1]
+    i = np.arange(row0, r1)
+    iw, ib = i >> 6, (i & 63).astype(np.uint64)
+    if row0 != 0 or word0 != 0 or c1 != words_per_row(n):  # a tile: its diagonal words only
+        ok = (iw >= word0) & (iw < c1)
+        i, iw, ib = i[ok], iw[ok], ib[ok]
+    if directed:  # clear the diagonal bit
+        words[i - row0, iw - word0] &= ~np.left_shift(_ONE, ib)
+    else:  # in the word holding column i, keep only columns j > i
+        words[i - row0, iw - word0] &= ~(np.left_shift(np.uint64(2), ib) - _ONE)
+    tail = n & 63
+    if tail and c1 == words_per_row(n):
+        words[:, -1] &= np.uint64((1 << tail) - 1)
+
+
+def has_non_pair_bits(words: np.ndarray, n: int, directed: bool) -> bool:
+    """Whether the packed matrix has a 1 bit that is not a pair.
+
+    Checks the diagonal (directed), columns j <= i of every row and the words
+    left of the diagonal word (undirected), and the padding past column n - 1.
+
+    Examples
+    --------
+    >>> has_non_pair_bits(np.array([[2], [1]], dtype=np.uint64), 2, False)
+    True
+    """
+    nw = words.shape[1]
+    i = np.arange(n)
+    iw, ib = i >> 6, (i & 63).astype(np.uint64)
+    if directed:
+        bad = words[i, iw] & np.left_shift(_ONE, ib)
+    else:
+        bad = words[i, iw] & (np.left_shift(np.uint64(2), ib) - _ONE)
+        for r0 in range(0, n, 64):  # words left of the diagonal word must be zero
+            if np.any(words[r0 : r0 + 64, : r0 >> 6]):
+                return True
+    tail = n & 63
+    pad = bool(np.any(words[:, nw - 1] >> np.uint64(tail))) if tail else False
+    return bool(np.any(bad)) or pad
+
+
+def xor_edges(words: np.ndarray, rows: np.ndarray, cols: np.ndarray, row0: int = 0,
+              word0: int = 0) -> None:
+    """XOR bit (rows[k], cols[k]) of the packed matrix for every k, in place.
+
+    The positions must be distinct (a simple graph's edges).  ``rows`` and
+    ``cols`` are positions in the matrix; ``words`` is the whole matrix or a
+    tile at offsets (``row0``, ``word0``) that holds every given position.
+
+    Examples
+    --------
+    >>> w = np.zeros((2, 1), dtype=np.uint64)
+    >>> xor_edges(w, np.array([0, 0]), np.array([1, 3]))
+    >>> w[:, 0].tolist()
+    [10, 0]
+    """
+    if rows.size == 0:
+        return
+    nw = words.shape[1]
+    flat = (rows.astype(np.int64) - row0) * nw + ((cols >> 6) - word0)
+    bit = np.left_shift(_ONE, (cols & 63).astype(np.uint64))
+    order = np.argsort(flat, kind="stable")
+    flat, bit = flat[order], bit[order]
+    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
+    # distinct bits of one word: OR == sum, and reduceat over sorted runs is vectorized
+    merged = np.bitwise_or.reduceat(bit, starts)
+    view = words.reshape(-1)
+    view[flat[starts]] ^= merged
 
 
 def pack_indices(indices: np.ndarray, n: int) -> np.ndarray:
@@ -126,32 +305,46 @@ def pack_indices(indices: np.ndarray, n: int) -> np.ndarray:
     return mask
 
 
-class PackedAdjacency:
+class PackedAdjacency(AdjacencyBase):
     """Packed released adjacency with the counting primitives estimators need.
+
+    Implements :class:`~dpgraph.graph.adjacency.PackedWords`.
 
     Parameters
     ----------
     words : numpy.ndarray of uint64, shape (n, words_per_row(n))
+        Taken as is (not copied); bits that are not pairs must be 0.
+    n : int
     directed : bool
     """
+
+    #: payload kind of the dpgraph file format (see :mod:`dpgraph.graph.io`)
+    file_kind = "packed"
 
     def __init__(self, words: np.ndarray, n: int, directed: bool) -> None:
         if words.dtype != np.uint64 or words.shape != (n, words_per_row(n)):
             raise ValueError("words must be a uint64 array of shape (n, ceil(n / 64))")
-        self.words = words
+        self._words = words
         self.n = int(n)
         self.directed = bool(directed)
 
     @property
+    def words(self) -> np.ndarray:
+        """The packed matrix, uint64 of shape (n, words_per_row(n)); read-only view."""
+        view = self._words.view()
+        view.flags.writeable = False
+        return view
+
+    @property
     def nbytes(self) -> int:
-        return int(self.words.nbytes)
+        return int(self._words.nbytes)
 
     def number_of_edges(self) -> int:
         """Released edges (each unordered pair once)."""
-        return int(np.bitwise_count(self.words).sum(dtype=np.int64))
+        return int(np.bitwise_count(self._words).sum(dtype=np.int64))
 
     def _rows_against(self, rows: np.ndarray, mask: np.ndarray) -> int:
-        return masked_row_popcount(self.words, rows, mask, upper=not self.directed)
+        return masked_row_popcount(self._words, rows, mask, upper=not self.directed)
 
     def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
         """Released edges between disjoint position sets s and t (s -> t if directed)."""
@@ -160,7 +353,7 @@ class PackedAdjacency:
             observed += self._rows_against(t, pack_indices(s, self.n))
         return observed
 
-    def cut_counts(self, sides: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    def cut_counts(self, sides: CutSides) -> np.ndarray:
         """Raw counts of many cut queries; ``cut_counts(x)[k] == cut_count(*x[k])``.
 
         With numba, one pass over the rows serves every query (each row is
@@ -186,7 +379,7 @@ class PackedAdjacency:
         Q = len(sides)
         # one pass pays off once the matrix no longer fits in cache (> 8 MiB)
         big = Q > 1 and self.nbytes >= 1 << 23
-        kernel = _batch_kernel() if (HAVE_NUMBA and big and self.words.flags.c_contiguous) else None
+        kernel = _batch_kernel() if (HAVE_NUMBA and big and self._words.flags.c_contiguous) else None
         if kernel is None:
             return np.array([self.cut_count(s, t) for s, t in sides], dtype=np.int64)
         side = np.zeros((Q, self.n), dtype=np.uint8)
@@ -197,7 +390,7 @@ class PackedAdjacency:
             side[q, t] = 2
             smasks[q] = pack_indices(s, self.n)
             tmasks[q] = pack_indices(t, self.n)
-        return kernel(self.words, side, smasks, tmasks, not self.directed).astype(np.int64)
+        return kernel(self._words, side, smasks, tmasks, not self.directed).astype(np.int64)
 
     def within_count(self, s: np.ndarray) -> int:
         """Released edges with both ends in s (ordered pairs if directed)."""
@@ -206,23 +399,18 @@ class PackedAdjacency:
     def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
         """Yield (first row, bool block of shape (rows, n)) of the stored bits."""
         for i0 in range(0, self.n, block):
-            w = self.words[i0 : i0 + block]
+            w = self._words[i0 : i0 + block]
             bits = np.unpackbits(w.view(np.uint8), axis=1, bitorder="little")[:, : self.n]
             yield i0, bits.astype(bool, copy=False)
 
-    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
-        """Positions (rows, cols) of every stored 1 bit, row-major."""
-        rows, cols = [], []
-        for i0, bits in self.row_blocks():
-            r, c = np.nonzero(bits)
-            rows.append(r + i0)
-            cols.append(c)
-        return np.concatenate(rows), np.concatenate(cols)
-
     def degrees(self) -> np.ndarray:
         """Released degree of every node (out-degree if directed)."""
-        deg = np.bitwise_count(self.words).sum(axis=1, dtype=np.int64)
+        deg = np.bitwise_count(self._words).sum(axis=1, dtype=np.int64)
         if not self.directed:
             for _, bits in self.row_blocks():
                 deg += bits.sum(axis=0, dtype=np.int64)
         return deg
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"PackedAdjacency({kind}, n={self.n})"

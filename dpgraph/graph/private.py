@@ -9,8 +9,9 @@ import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
 from ..core.probabilities import RRProbabilities
+from .adjacency import Adjacency
 from .analytics.mixin import AnalyticsMixin
-from .encoding import NodeIndex
+from .encoding import NodeIndex, pair_count
 from .io import IOMixin
 
 __all__ = ["PrivateGraph"]
@@ -43,7 +44,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
 
     def __init__(
         self,
-        adjacency: Any,
+        adjacency: Adjacency,
         index: NodeIndex,
         probabilities: RRProbabilities,
         channel: Channel | None = None,
@@ -54,6 +55,81 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         self.probabilities = probabilities
         self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
         self.keep = float(keep)
+
+    # ---- the release as data, by position -------------------------------------
+    @property
+    def adjacency(self) -> Adjacency:
+        """The released pairs (an :class:`~dpgraph.graph.adjacency.Adjacency`), read-only.
+
+        Its methods take and return node *positions* 0..n-1 in ``nodes``
+        order; map labels with :meth:`positions`.  Counts read from it are
+        raw (biased); the estimators of this class debias them.
+        """
+        return self._adj
+
+    @property
+    def node_index(self) -> NodeIndex:
+        """The public map between node labels and positions (``nodes`` order)."""
+        return self._index
+
+    def positions(self, labels: Iterable[Hashable], name: str = "nodes") -> np.ndarray:
+        """Sorted distinct positions of a non-empty collection of node labels.
+
+        Parameters
+        ----------
+        labels : collection of nodes
+        name : str, default "nodes"
+            Argument name used in error messages.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``labels`` is not a collection, is empty or holds unknown nodes.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(["a", "b", "c"]), epsilon=1.0, seed=0)
+        >>> R.positions(["c", "a"]).tolist()
+        [0, 2]
+        """
+        return self._index.indices(labels, name)
+
+    def cut_positions(self, S: Iterable[Hashable],
+                      T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of the two sides of a cut query; refuses overlapping sides.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(4), epsilon=1.0, seed=0)
+        >>> [p.tolist() for p in R.cut_positions([1, 0], [3])]
+        [[0, 1], [3]]
+        """
+        s = self._index.indices(S, "S")
+        t = self._index.indices(T, "T")
+        overlap = np.intersect1d(s, t, assume_unique=True).size
+        if overlap:
+            raise ValueError(
+                f"S and T share {overlap} node(s); a cut query needs disjoint sides"
+            )
+        return s, t
+
+    def released_degrees(self) -> np.ndarray:
+        """Raw degree of every node in the released graph (``nodes`` order, int64).
+
+        Out-degrees if directed.  Biased: see ``degrees`` for estimates.
+        """
+        return np.asarray(self._adj.degrees(), dtype=np.int64)
+
+    def released_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (rows, cols) of every released edge, each unordered pair once.
+
+        For an undirected release ``rows < cols``.  ``nodes[rows[k]]`` and
+        ``nodes[cols[k]]`` are the labels; :meth:`to_networkx` builds the
+        labelled graph.
+        """
+        return self._adj.edge_array()
 
     # ---- public metadata ------------------------------------------------------
     @property
@@ -88,8 +164,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
     @property
     def number_of_pairs(self) -> int:
         """Rows of the database: n(n-1)/2 unordered (n(n-1) ordered) pairs."""
-        n = self.number_of_nodes()
-        return n * (n - 1) if self.directed else n * (n - 1) // 2
+        return pair_count(self.number_of_nodes(), self.directed)
 
     def number_of_edges(self) -> int:
         """Edges of the *released* graph (raw, not debiased; see ``edge_count``)."""
@@ -106,14 +181,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
 
     # ---- cut queries --------------------------------------------------------------
     def _sides(self, S: Iterable[Hashable], T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
-        s = self._index.indices(S, "S")
-        t = self._index.indices(T, "T")
-        overlap = np.intersect1d(s, t, assume_unique=True).size
-        if overlap:
-            raise ValueError(
-                f"S and T share {overlap} node(s); a cut query needs disjoint sides"
-            )
-        return s, t
+        return self.cut_positions(S, T)
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
         if not isinstance(proper, (bool, np.bool_)):
@@ -149,7 +217,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         >>> abs(est.value - truth) < 5 * est.std
         True
         """
-        s, t = self._sides(S, T)
+        s, t = self.cut_positions(S, T)
         observed = self._adj.cut_count(s, t)
         return self._finish(count_estimate(observed, s.size * t.size, self.channel), proper)
 
@@ -195,17 +263,14 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
             except (TypeError, ValueError):
                 raise TypeError(f"pairs[{k}] must be an (S, T) tuple of node collections") from None
             try:
-                s, t = self._sides(S, T)
+                s, t = self.cut_positions(S, T)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"pairs[{k}]: {exc}") from None
             sides.append((s, t))
             rows.append(s.size * t.size)
         if not rows:
             raise ValueError("pairs is empty; pass at least one (S, T) query")
-        if hasattr(self._adj, "cut_counts"):  # one pass over the rows for all queries
-            observed = self._adj.cut_counts(sides)
-        else:
-            observed = [self._adj.cut_count(s, t) for s, t in sides]
+        observed = self._adj.cut_counts(sides)  # one pass over the rows where it can
         est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
         return self._finish(est, proper)
 
@@ -238,8 +303,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         True
         """
         s = self._index.indices(S, "S")
-        k = s.size
-        pairs = k * (k - 1) if self.directed else k * (k - 1) // 2
+        pairs = pair_count(s.size, self.directed)
         if pairs == 0:
             raise ValueError("S needs at least 2 nodes to contain a vertex pair")
         return self._finish(count_estimate(self._adj.within_count(s), pairs, self.channel), proper)
@@ -252,7 +316,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """
         import scipy.sparse as sp
 
-        r, c = self._adj.edge_array()
+        r, c = self.released_edges()
         n = self.number_of_nodes()
         if not self.directed:
             r, c = np.concatenate([r, c]), np.concatenate([c, r])
@@ -267,7 +331,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """
         H = nx.DiGraph() if self.directed else nx.Graph()
         H.add_nodes_from(self.nodes)
-        r, c = self._adj.edge_array()
+        r, c = self.released_edges()
         labels = self.nodes
         H.add_edges_from(zip(map(labels.__getitem__, r.tolist()), map(labels.__getitem__, c.tolist())))
         return H

@@ -31,13 +31,11 @@ from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_words
 from ._memory import check_fits
 from .encoding import EncodedGraph
-from .packed import PackedAdjacency, words_per_row
+from .packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 
-__all__ = ["release_packed", "sample_packed_flips", "xor_edges"]
+__all__ = ["release_packed", "sample_packed_flips", "fill_bands", "xor_edges"]
 
 _GROUP_WORDS = 1 << 20  # words sampled per sampler call; fixed, part of the seed contract
-_ONE = np.uint64(1)
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def _bands(n: int, nw: int, directed: bool) -> list[tuple[int, int, int]]:
@@ -108,36 +106,8 @@ def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSo
     nw = words_per_row(n)
     words = np.zeros((n, nw), dtype=np.uint64) if out is None else out
     fill_bands(words, _bands(n, nw, directed), nw, numerator, source)
-    i = np.arange(n)
-    iw = i >> 6
-    ib = (i & 63).astype(np.uint64)
-    if directed:  # clear the diagonal bit
-        words[i, iw] &= ~np.left_shift(_ONE, ib)
-    else:  # in the word holding column i, keep only columns j > i
-        words[i, iw] &= ~(np.left_shift(np.uint64(2), ib) - _ONE)
-    tail = n & 63
-    if tail:
-        words[:, nw - 1] &= np.uint64((1 << tail) - 1)
+    clear_non_pairs(words, n, directed)
     return words
-
-
-def xor_edges(words: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
-    """XOR bit (rows[k], cols[k]) of the packed matrix for every k, in place.
-
-    The positions must be distinct (a simple graph's edges).
-    """
-    if rows.size == 0:
-        return
-    nw = words.shape[1]
-    flat = rows.astype(np.int64) * nw + (cols >> 6)
-    bit = np.left_shift(_ONE, (cols & 63).astype(np.uint64))
-    order = np.argsort(flat, kind="stable")
-    flat, bit = flat[order], bit[order]
-    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
-    # distinct bits of one word: OR == sum, and reduceat over sorted runs is vectorized
-    merged = np.bitwise_or.reduceat(bit, starts)
-    view = words.reshape(-1)
-    view[flat[starts]] ^= merged
 
 
 def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource) -> PackedAdjacency:

@@ -43,10 +43,10 @@ from the core :class:`~dpgraph.core.RandomSource` words.
 
 Pair index
 ----------
-The pair space is numbered row-major: undirected pair (i, j), i < j, has index
-i (2n - i - 1) / 2 + (j - i - 1); directed pair (i, j), i != j, has index
-i (n - 1) + j - [j > i].  :func:`pair_from_index` inverts it arithmetically,
-so positions are mapped to (i, j) without materializing the pair space.
+Candidate positions are linear pair indices, row-major, mapped back to (i, j)
+arithmetically without materializing the pair space (the numbering lives in
+:mod:`dpgraph.graph.encoding`: :func:`pair_count`, :func:`pair_index`,
+:func:`pair_from_index`; re-exported here).
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ import numpy as np
 from ..core.estimators import Channel
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
-from .encoding import EncodedGraph
+from ..validation import check_probability
+from .adjacency import AdjacencyBase
+from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
 
 __all__ = [
     "SparseAdjacency",
@@ -141,18 +143,6 @@ class SubsampledProbabilities:
         )
 
 
-def pair_count(n: int, directed: bool) -> int:
-    """Number of vertex pairs: n(n-1)/2, or n(n-1) ordered pairs if directed.
-
-    Examples
-    --------
-    >>> pair_count(4, False), pair_count(4, True)
-    (6, 12)
-    """
-    n = int(n)
-    return n * (n - 1) if directed else n * (n - 1) // 2
-
-
 def subsampled_probabilities(
     rr: RRProbabilities,
     n: int,
@@ -207,65 +197,13 @@ def subsampled_probabilities(
             )
         s = Fraction(target) / dense
     else:
-        if isinstance(keep, (bool, np.bool_)) or not isinstance(keep, Real):
-            raise TypeError(f"keep must be a real number in (0, 1], got {type(keep).__name__}")
-        if not (math.isfinite(float(keep)) and 0 < float(keep) <= 1):
-            raise ValueError(f"keep must lie in (0, 1], got {float(keep)!r}; e.g. keep=0.01")
-        s = Fraction(float(keep))
+        s = Fraction(check_probability(keep, "keep", example="0.01"))
     k = round(s * _TWO64)
     if k < 1:
         raise ValueError(
             "keep is below 2^-64, the resolution of the sampler; the release would be empty"
         )
     return SubsampledProbabilities(rr, min(k, _TWO64))
-
-
-# ---------------------------------------------------------------------------
-# the pair space, numbered without materializing it
-# ---------------------------------------------------------------------------
-def _row_offset(i: np.ndarray, n: int) -> np.ndarray:
-    return i * (2 * n - i - 1) // 2
-
-
-def pair_index(rows: np.ndarray, cols: np.ndarray, n: int, directed: bool) -> np.ndarray:
-    """Row-major linear index of pairs (i, j) (i < j if undirected).
-
-    Examples
-    --------
-    >>> pair_index(np.array([0, 0, 1]), np.array([1, 2, 2]), 3, False).tolist()
-    [0, 1, 2]
-    """
-    i = np.asarray(rows, dtype=np.int64)
-    j = np.asarray(cols, dtype=np.int64)
-    if directed:
-        return i * (n - 1) + j - (j > i)
-    return _row_offset(i, n) + (j - i - 1)
-
-
-def pair_from_index(k: np.ndarray, n: int, directed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Invert :func:`pair_index`: (rows, cols) of linear pair indices.
-
-    Examples
-    --------
-    >>> r, c = pair_from_index(np.arange(6), 4, False)
-    >>> list(zip(r.tolist(), c.tolist()))
-    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
-    """
-    k = np.asarray(k, dtype=np.int64)
-    if directed:
-        i = k // (n - 1)
-        j = k - i * (n - 1)
-        return i, j + (j >= i)
-    b = 2.0 * n - 1.0
-    i = np.floor((b - np.sqrt(np.maximum(b * b - 8.0 * k.astype(np.float64), 0.0))) / 2.0)
-    i = np.clip(i.astype(np.int64), 0, n - 2)
-    for _ in range(64):  # float error is a few units at most; fix it exactly
-        low = _row_offset(i, n) > k
-        high = _row_offset(i + 1, n) <= k
-        if not (low.any() or high.any()):
-            break
-        i = i - low + high
-    return i, k - _row_offset(i, n) + i + 1
 
 
 # ---------------------------------------------------------------------------
@@ -438,9 +376,7 @@ def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     indices = np.concatenate(col_parts) if col_parts else np.zeros(0, dtype=col_dtype)
-    adjacency = SparseAdjacency(indptr, indices, n, directed)
-    adjacency.keep_numerator = probs.keep_numerator
-    return adjacency
+    return SparseAdjacency(indptr, indices, n, directed, keep_numerator=probs.keep_numerator)
 
 
 def _emit(positions: np.ndarray, n: int, directed: bool, counts: np.ndarray,
@@ -452,7 +388,7 @@ def _emit(positions: np.ndarray, n: int, directed: bool, counts: np.ndarray,
     col_parts.append(c.astype(col_dtype))
 
 
-class SparseAdjacency:
+class SparseAdjacency(AdjacencyBase):
     """Released adjacency in CSR form: row i lists the stored pairs (i, j).
 
     An undirected release stores each pair once, in the row of its smaller
@@ -467,6 +403,9 @@ class SparseAdjacency:
         Column of every stored pair, sorted within each row.
     n : int
     directed : bool
+    keep_numerator : int, default 2^64
+        k of the keep probability k / 2^64 of the release that produced it
+        (2^64: no subsampling); written to files with the pairs.
 
     Examples
     --------
@@ -479,10 +418,9 @@ class SparseAdjacency:
 
     #: payload kind of the dpgraph file format (see :mod:`dpgraph.graph.sparse_io`)
     file_kind = "sparse"
-    #: k of the keep probability k / 2^64 of the release that produced it (2^64: no subsampling)
-    keep_numerator: int = 1 << 64
 
-    def __init__(self, indptr: np.ndarray, indices: np.ndarray, n: int, directed: bool) -> None:
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, n: int, directed: bool,
+                 keep_numerator: int = _TWO64) -> None:
         indptr = np.asarray(indptr)
         indices = np.asarray(indices)
         if indptr.shape != (int(n) + 1,) or indptr.dtype != np.int64:
@@ -491,6 +429,10 @@ class SparseAdjacency:
             raise ValueError("indices must be a 1-d int32 or int64 array")
         if indptr[0] != 0 or indptr[-1] != indices.size:
             raise ValueError("indptr must start at 0 and end at len(indices)")
+        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
+                or not 1 <= int(keep_numerator) <= _TWO64:
+            raise ValueError("keep_numerator must be an integer in 1..2^64")
+        self.keep_numerator = int(keep_numerator)
         self.indptr = indptr
         self.indices = indices
         self.n = int(n)
@@ -498,7 +440,7 @@ class SparseAdjacency:
 
     @classmethod
     def from_pairs(cls, rows: np.ndarray, cols: np.ndarray, n: int,
-                   directed: bool) -> "SparseAdjacency":
+                   directed: bool, keep_numerator: int = _TWO64) -> "SparseAdjacency":
         """Build from stored pairs (undirected: rows < cols), in any order, no duplicates."""
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
@@ -506,7 +448,7 @@ class SparseAdjacency:
         indptr = np.zeros(int(n) + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
         dtype = np.int32 if n < 2**31 else np.int64
-        return cls(indptr, cols[order].astype(dtype), n, directed)
+        return cls(indptr, cols[order].astype(dtype), n, directed, keep_numerator)
 
     @property
     def nbytes(self) -> int:

@@ -25,14 +25,17 @@ of (keep_numerator, flip_numerator).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .sparse import SparseAdjacency
 
 __all__ = ["sparse_payload", "sparse_read"]
 
 
-def sparse_payload(adj: Any) -> tuple[dict, np.ndarray]:
+def sparse_payload(adj: "SparseAdjacency") -> tuple[dict, np.ndarray]:
     """Header fields and payload bytes of a SparseAdjacency.
 
     Examples
@@ -51,12 +54,12 @@ def sparse_payload(adj: Any) -> tuple[dict, np.ndarray]:
     meta = {
         "stored_pairs": int(indices.size),
         "index_bytes": int(indices.itemsize),
-        "keep_numerator": str(int(getattr(adj, "keep_numerator", 1 << 64))),
+        "keep_numerator": str(int(adj.keep_numerator)),
     }
     return meta, payload
 
 
-def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
+def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> "SparseAdjacency":
     """Rebuild and validate a SparseAdjacency from a payload and its header.
 
     Raises
@@ -66,7 +69,8 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
         is not a row of the database.
     """
     from ..core.probabilities import RRProbabilities
-    from .sparse import SparseAdjacency, SubsampledProbabilities, pair_index
+    from .encoding import pair_index
+    from .sparse import SparseAdjacency, SubsampledProbabilities
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")
     try:
@@ -101,6 +105,4 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
     if float(ch.get("d", -1)) != exact.d or [float(x) for x in ch.get("r", [])] != exact.r.tolist():
         raise ValueError("file header: channel does not match keep_numerator and "
                          "flip_numerator; the file is corrupted")
-    adj = SparseAdjacency(indptr, indices, n, directed)
-    adj.keep_numerator = keep_numerator
-    return adj
+    return SparseAdjacency(indptr, indices, n, directed, keep_numerator=keep_numerator)

@@ -1,0 +1,137 @@
+"""The adjacency interface: what every storage of a release provides.
+
+A released graph is stored as one of several adjacencies: the bit-packed
+matrix of a full release (:class:`~dpgraph.graph.packed.PackedAdjacency`),
+the CSR rows of a sparse release
+(:class:`~dpgraph.graph.sparse.SparseAdjacency`), or the packed tiles of a
+store on disk (blockwise releases).  :class:`Adjacency` declares the members
+they all implement, so :class:`~dpgraph.graph.private.PrivateGraph` and the
+analytics call them without probing for attributes; :class:`PackedWords`
+adds the packed words of the layouts that have them.
+
+Positions, not labels: every method takes and returns node *positions*
+0..n-1 (``PrivateGraph.positions`` maps labels to positions).  An undirected
+adjacency stores each unordered pair once, in the row of its smaller end.
+
+:class:`AdjacencyBase` gives the defaults that follow from the required
+members (a batch of cuts as a loop over single cuts, the edge list from the
+row blocks, the edge count from the degrees); implementations override them
+where they have something faster.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterator, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Adjacency", "PackedWords", "AdjacencyBase", "CutSides"]
+
+#: A batch of cut queries: (s, t) position arrays per query, disjoint sides.
+CutSides = Sequence[tuple[np.ndarray, np.ndarray]]
+
+
+@runtime_checkable
+class Adjacency(Protocol):
+    """The released pairs of a graph on n nodes, queried by node positions.
+
+    Attributes
+    ----------
+    n : int
+        Number of nodes.
+    directed : bool
+        Whether rows are ordered pairs.
+    file_kind : str or None
+        Payload kind in the dpgraph file format (``"packed"``, ``"sparse"``),
+        or None when the adjacency is not saved to a single file (a store of
+        tiles is its own file).
+    """
+
+    n: int
+    directed: bool
+    file_kind: ClassVar[str | None]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of released data held (or stored, for an on-disk adjacency)."""
+        ...
+
+    def number_of_edges(self) -> int:
+        """Released edges (each unordered pair once)."""
+        ...
+
+    def degrees(self) -> np.ndarray:
+        """Released degree of every node (out-degree if directed), int64."""
+        ...
+
+    def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
+        """Released edges between disjoint position sets s and t (s -> t if directed)."""
+        ...
+
+    def cut_counts(self, sides: CutSides) -> np.ndarray:
+        """``cut_count`` of every (s, t) of a batch, as int64."""
+        ...
+
+    def within_count(self, s: np.ndarray) -> int:
+        """Released edges with both ends in s (ordered pairs if directed)."""
+        ...
+
+    def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield (first row, bool block of shape (rows, n)) of the stored pairs."""
+        ...
+
+    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (rows, cols) of every stored pair, row-major."""
+        ...
+
+
+@runtime_checkable
+class PackedWords(Adjacency, Protocol):
+    """An adjacency in the packed layout of :mod:`dpgraph.graph.packed`."""
+
+    @property
+    def words(self) -> np.ndarray:
+        """The packed matrix, uint64 of shape (n, words_per_row(n)) (read-only view)."""
+        ...
+
+
+class AdjacencyBase:
+    """Defaults for :class:`Adjacency` implementations.
+
+    Subclasses set ``n`` and ``directed`` in their constructor and implement
+    ``nbytes``, ``degrees``, ``cut_count``, ``within_count`` and
+    ``row_blocks``; the rest has a default here.
+    """
+
+    n: int
+    directed: bool
+    file_kind: ClassVar[str | None] = None
+
+    def degrees(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:  # pragma: no cover
+        raise NotImplementedError
+
+    def number_of_edges(self) -> int:
+        """Released edges (each unordered pair once): half the degree sum if undirected."""
+        total = int(self.degrees().sum(dtype=np.int64))
+        return total if self.directed else total // 2
+
+    def cut_counts(self, sides: CutSides) -> np.ndarray:
+        """``cut_count`` of every (s, t) of a batch, one query at a time."""
+        return np.array([self.cut_count(s, t) for s, t in sides], dtype=np.int64)
+
+    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (rows, cols) of every stored pair, row-major, from :meth:`row_blocks`."""
+        rows, cols = [], []
+        for i0, bits in self.row_blocks():
+            r, c = np.nonzero(bits)
+            rows.append(r + i0)
+            cols.append(c)
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(rows), np.concatenate(cols)
