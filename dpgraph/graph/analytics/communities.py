@@ -114,13 +114,17 @@ class Communities:
                 f"method={self.method!r})")
 
 
-def _pair_split(n: int, find_fraction: float, seed: int | None) -> np.ndarray:
-    """Symmetric boolean n x n mask of the finding part (public randomness, no diagonal)."""
+def _pair_split(n: int, find_fraction: float, seed: int | None) -> tuple[np.ndarray, float]:
+    """Symmetric boolean n x n mask of the finding part (public randomness, no diagonal).
+
+    Each pair is in the finding part with probability thr / 65536, returned
+    with the mask (the exact probability the estimators must use).
+    """
     rng = np.random.default_rng(None if seed is None else [seed, _SPLIT_STREAM])
-    thr = int(round(find_fraction * 256))
-    F = np.triu(rng.integers(0, 256, size=(n, n), dtype=np.uint8) < thr, 1)
+    thr = min(max(round(find_fraction * 65536), 1), 65535)
+    F = np.triu(rng.integers(0, 65536, size=(n, n), dtype=np.uint16) < thr, 1)
     F |= F.T
-    return F
+    return F, thr / 65536
 
 
 def _orthonormal(Y: np.ndarray) -> np.ndarray:
@@ -385,9 +389,9 @@ def communities(
     z0, z1 = _entry_map(R.channel)
     dl = z1 - z0
     v0, v1 = _entry_variances(R.channel)
-    f = 1.0 - holdout
     Y = _dense_release(R)
-    F = _pair_split(n, f, seed)
+    F, f = _pair_split(n, 1.0 - holdout, seed)
+    holdout = 1.0 - f
     Z = np.where(F, np.float32(z0 / f) + np.float32(dl / f) * Y, np.float32(0.0))
     N = n * (n - 1) / 2.0
     rho = float(np.clip(float(m.value) / N, 0.0, 1.0))
