@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core._validation import check_epsilon
+from ..validation import check_epsilon
 from ..core.randomness import resolve_random
 
 __all__ = ["PrivGraphResult", "community_statistics", "privgraph"]
