@@ -20,13 +20,19 @@ import argparse
 import importlib
 import statistics
 import time
+import warnings
 
 import numpy as np
 
 from dpgraph.core import MechanismE, StatisticalQuery
+from dpgraph.exceptions import SeededReleaseWarning
 from dpgraph.experiments import ratings as R
+from dpgraph.experiments.query_set_size import QUERY_CHUNK, e_answers
 
 mw = importlib.import_module("dpgraph.baselines.mwem")
+
+# the benchmark releases with seeds on purpose (repeatable inputs), as the experiments do
+warnings.simplefilter("ignore", SeededReleaseWarning)
 
 
 def timeit(fn, reps=3):
@@ -71,9 +77,9 @@ def main() -> None:
                 M.estimate(StatisticalQuery.linear(F, n=d.size, universe=U), y)
 
         def batch(F=F, Q=Q):
-            ans = R._e_answers(M, hist_rel)
-            for s in range(0, Q, R._QUERY_CHUNK):
-                ans(F[s : s + R._QUERY_CHUNK])
+            ans = e_answers(M, hist_rel)
+            for s in range(0, Q, QUERY_CHUNK):
+                ans(F[s : s + QUERY_CHUNK])
 
         rows.append((f"E answers, 50 dbs x {Q}", timeit(per_db, 2), timeit(batch, 2)))
 

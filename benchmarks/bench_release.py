@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover
 def bench_graph(name: str, G, repeat: int) -> list[dict]:
     n = G.number_of_nodes()
     rr = rr_probabilities(1.0)
-    p = rr.move_probability
+    p = rr.flip_probability
     pairs = n * (n - 1) // 2
     rng = np.random.default_rng(0)
     naive_repeat = max(1, repeat if n <= 5000 else 2)
@@ -60,8 +60,8 @@ def bench_graph(name: str, G, repeat: int) -> list[dict]:
                  seconds=f"{t_naive_e2e:.4f}", mpairs_s=f"{pairs / t_naive_e2e / 1e6:.0f}",
                  speedup=f"{t_naive / t_naive_e2e:.1f}", bits_per_pair=f"{8 * n * n / pairs:.1f}")]
     cases = [
-        ("sample flips, seed (PCG64)", lambda: sample_packed_flips(n, False, rr.move_numerator, SeededRandom(1))),
-        ("sample flips, secure (AES-CTR)", lambda: sample_packed_flips(n, False, rr.move_numerator, SecureRandom())),
+        ("sample flips, seed (PCG64)", lambda: sample_packed_flips(n, False, rr.flip_numerator, SeededRandom(1))),
+        ("sample flips, secure (AES-CTR)", lambda: sample_packed_flips(n, False, rr.flip_numerator, SecureRandom())),
         ("release_packed, secure", lambda: release_packed(enc, rr, SecureRandom())),
         ("  encode_graph(G) alone (validation + edge list)", lambda: encode_graph(G)),
         ("dpgraph.release(G), seed", lambda: dpgraph.release(G, 1.0, seed=1)),

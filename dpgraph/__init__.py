@@ -15,6 +15,7 @@ from .core import Estimate
 from .graph import PrivateGraph, release
 from .exceptions import BudgetExceededError, SeededReleaseWarning
 from .graph.io import load
+from .graph.signing import generate_signing_key
 from .ledger import PrivacyLedger
 
 __version__ = "0.1.0"
@@ -27,6 +28,7 @@ __all__ = [
     "PrivateGraph",
     "release",
     "load",
+    "generate_signing_key",
     "PrivacyLedger",
     "BudgetExceededError",
     "SeededReleaseWarning",

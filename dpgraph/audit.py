@@ -58,6 +58,7 @@ from .core.mechanism import MechanismE
 from .core.probabilities import RRProbabilities
 from .core.randomness import RandomSource, SecureRandom
 from .core.universe import Universe
+from .graph.adjacency import PackedWords
 from .graph.encoding import canonical_node_order
 
 __all__ = [
@@ -344,7 +345,8 @@ def graph_pairs(n: int, directed: bool = False) -> tuple[np.ndarray, np.ndarray]
 
 def _released_bits(R: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Released values of pairs (rows[k], cols[k]) of a PrivateGraph-like object."""
-    words = getattr(getattr(R, "_adj", None), "words", None)
+    adj = R.adjacency
+    words = adj.words if isinstance(adj, PackedWords) else None
     if isinstance(words, np.ndarray) and words.dtype == np.uint64 and words.ndim == 2:
         w = words[rows, cols >> 6]
         return ((w >> (cols & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
@@ -496,7 +498,7 @@ def graph_pmf(G: Any, rr: RRProbabilities) -> np.ndarray:
         raise ValueError("graph_pmf enumerates every outcome; use graphs with <= 16 pairs")
     truth = np.array([G.has_edge(nodes[a], nodes[b]) for a, b in zip(rows, cols)], dtype=np.int64)
     x = int(_codes(truth[None, :])[0])
-    flip, keep = rr.move_fraction, 1 - rr.move_fraction
+    flip, keep = rr.flip_fraction, 1 - rr.flip_fraction
     probs = []
     for code in range(1 << rows.size):
         d = (code ^ x).bit_count()
@@ -519,7 +521,7 @@ def mechanism_pmf(X: Sequence[Hashable], universe: Universe, rr: RRProbabilities
     K, n = universe.K, idx.size
     if K**n > 1 << 16:
         raise ValueError("mechanism_pmf enumerates every outcome; keep K^n <= 65536")
-    keep, move = rr.keep_fraction, rr.move_fraction
+    keep, move = rr.truth_fraction, rr.flip_fraction
     codes = np.arange(K**n)
     digits = (codes[:, None] // K ** np.arange(n)[None, :]) % K
     same = (digits == idx[None, :]).sum(axis=1)

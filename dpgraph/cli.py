@@ -3,6 +3,7 @@
     dpgraph demo                                  release a graph, answer cut queries, plot
     dpgraph release EDGELIST --epsilon E -o FILE  release an edge list to a .dpg file
     dpgraph cut FILE --S ... --T ...              answer a cut query from a release
+    dpgraph keygen PREFIX                         a key pair to sign releases (PREFIX.key, .pub)
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
 
 Each command module registers its own sub-commands; this file only wires them.
@@ -45,12 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit code (2 for bad input)."""
+    """Run the command line; returns the exit code (2 for bad input).
+
+    Bad input (a malformed or foreign file, a missing path, a directory, an
+    over-budget release, too little memory) is reported on one line
+    ``dpgraph: error: ...``, never as a traceback.
+    """
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, MemoryError, FileNotFoundError) as exc:
-        print(f"dpgraph: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, MemoryError, OSError, RecursionError, OverflowError) as exc:
+        message = str(exc)
+        if isinstance(exc, OSError) and exc.strerror:  # e.g. IsADirectoryError, PermissionError
+            message = f"{exc.filename or ''}: {exc.strerror}".lstrip(": ")
+        print(f"dpgraph: error: {message or type(exc).__name__}", file=sys.stderr)
         return 2
 
 

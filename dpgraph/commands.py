@@ -1,6 +1,6 @@
-"""``dpgraph demo``, ``dpgraph release`` and ``dpgraph cut``: the command-line jobs.
+"""``dpgraph demo``, ``release``, ``cut`` and ``keygen``: the command-line jobs.
 
-:func:`register_commands` adds the three subcommands to an argparse
+:func:`register_commands` adds the subcommands to an argparse
 subparsers object; each sets ``func`` to a callable taking the parsed
 arguments and returning an exit code.  ``dpgraph.cli`` wires them in.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -122,7 +123,7 @@ def parse_nodes(spec: str, nodes: Sequence[Any], name: str) -> list:
 
 def _fmt(est: Any) -> tuple[str, str, str]:
     lo, hi = est.ci(0.95)
-    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.0f}, {hi:,.0f}]"
+    return f"{est.value:,.1f}", f"{est.std:,.1f}", f"[{lo:,.1f}, {hi:,.1f}]"
 
 
 # --------------------------------------------------------------------------- demo
@@ -222,9 +223,17 @@ def _release(args: argparse.Namespace) -> int:
         H.add_nodes_from(public)
         H.add_edges_from(G.edges())
         G = H
-    R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
-                        keep=args.keep, target_edges=args.target_edges)
-    R.save(args.output)
+    signing_key = None if args.signing_key is None else _key_file(args.signing_key, "--signing-key")
+    ledger = None
+    if args.ledger is not None:  # charged inside release, after validation, before sampling
+        ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
+    elif args.budget is not None:
+        raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
+    with warnings.catch_warnings():  # said once, below, in the command line's own words
+        warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
+        R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
+                            keep=args.keep, target_edges=args.target_edges, ledger=ledger)
+    R.save(args.output, signing_key=signing_key)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
     if args.seed is not None:
@@ -262,7 +271,8 @@ def _public_nodes(spec: str) -> list:
 def _cut(args: argparse.Namespace) -> int:
     from .graph.io import load
 
-    R = load(args.file)
+    verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key")
+    R = load(args.file, verify_key=verify)
     S = parse_nodes(args.S, R.nodes, "--S")
     if args.T is None:
         chosen = set(S)
@@ -283,6 +293,37 @@ def _cut(args: argparse.Namespace) -> int:
         arrow = "->" if R.directed else "--"
         print(f"cut |S|={len(set(S))} {arrow} |T|={len(set(T))}: {est.value:,.1f} "
               f"+- {est.std:,.1f} (std); {100 * args.level:g}% CI [{lo:,.1f}, {hi:,.1f}]")
+    return 0
+
+
+# --------------------------------------------------------------------------- signing keys
+def _key_file(path: str, name: str) -> bytes:
+    """A raw 32-byte key from a file holding its 64 hex digits (as written by keygen)."""
+    try:
+        text = Path(path).read_text().strip()
+        key = bytes.fromhex(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        key = b""
+    if len(key) != 32:
+        raise ValueError(f"{name}: {path} is not a key file (64 hex digits, see 'dpgraph keygen')")
+    return key
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    import os
+
+    from .graph.signing import generate_signing_key
+
+    secret, public = Path(args.prefix + ".key"), Path(args.prefix + ".pub")
+    for p in (secret, public):
+        if p.exists():
+            raise ValueError(f"{p} exists; not overwriting a key")
+    sk, vk = generate_signing_key()
+    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(sk.hex() + "\n")
+    public.write_text(vk.hex() + "\n")
+    print(f"signing key (keep it secret) -> {secret}; verify key (publish it) -> {public}")
     return 0
 
 
@@ -317,7 +358,7 @@ def _level(text: str) -> float:
 
 
 def register_commands(subparsers: Any) -> None:
-    """Add ``demo``, ``release`` and ``cut`` to ``subparsers``; each sets ``func``.
+    """Add ``demo``, ``release``, ``cut`` and ``keygen`` to ``subparsers``; each sets ``func``.
 
     Examples
     --------
@@ -362,6 +403,13 @@ def register_commands(subparsers: Any) -> None:
     r.add_argument("--target-edges", type=int, default=None,
                    help="sparse release of about this many edges (keep chosen from the public "
                         "n and epsilon)")
+    r.add_argument("--ledger", default=None, metavar="FILE",
+                   help="privacy ledger of this dataset: the release is charged to it and refused "
+                        "if over budget (see SECURITY.md)")
+    r.add_argument("--signing-key", default=None, metavar="FILE",
+                   help="sign the file with this key (.key from 'dpgraph keygen')")
+    r.add_argument("--budget", type=_positive_float, default=None, metavar="TOTAL",
+                   help="total epsilon of a new --ledger FILE (needed only to create it)")
     r.set_defaults(func=_release)
 
     c = subparsers.add_parser(
@@ -374,4 +422,13 @@ def register_commands(subparsers: Any) -> None:
     c.add_argument("--proper", action="store_true", help="round and clip to an integer in 0..|S||T|")
     c.add_argument("--level", type=_level, default=0.95, help="confidence level (default 0.95)")
     c.add_argument("--json", action="store_true", help="print JSON instead of text")
+    c.add_argument("--verify-key", default=None, metavar="FILE",
+                   help="the curator's verify key (.pub): refuse the file unless signed by it")
     c.set_defaults(func=_cut)
+
+    k = subparsers.add_parser(
+        "keygen", help="make an Ed25519 key pair to sign releases",
+        description="Write PREFIX.key (the signing key, mode 0600: keep it secret) and PREFIX.pub "
+                    "(the verify key: give it to analysts) as hex text.")
+    k.add_argument("prefix", help="path prefix of the two key files")
+    k.set_defaults(func=_keygen)

@@ -1,232 +1,227 @@
-"""A privacy budget ledger: sequential composition of releases of one graph.
+"""A privacy budget ledger: sequential composition of releases of one dataset.
 
-Releasing the same graph k times at eps_1, ..., eps_k is (eps_1 + ... +
+Releasing the same data k times at eps_1, ..., eps_k is (eps_1 + ... +
 eps_k)-edge-DP (sequential composition): every extra release spends budget.
 A :class:`PrivacyLedger` holds a total budget and refuses, *before any
 randomness is drawn*, a release that would exceed it::
 
-    L = PrivacyLedger(total_epsilon=2.0)
+    L = PrivacyLedger.open("budget.json", total_epsilon=2.0)
     R1 = dpgraph.release(G, 1.0, ledger=L)
     R2 = dpgraph.release(G, 1.0, ledger=L)
     dpgraph.release(G, 0.5, ledger=L)       # BudgetExceededError
 
-What counts as "the same graph"
--------------------------------
-The privacy unit of edge-DP is a vertex pair.  Two releases compose on every
-pair they both cover, whatever the edges are: releasing G and then G' with
-one pair changed costs eps + eps on *every* pair, and repeated small edits
-would otherwise release the same data again and again.  The ledger therefore
-identifies a graph by its **vertex set** (public in dpgraph's privacy model)
-and never by its edges.  Releases on the same vertex set, directed or not,
-with or without edge edits, are charged to one budget.  Releases on different
-vertex sets are tracked separately; if one vertex set contains part of
-another (a subgraph release), pairs are shared and the budgets should be
-shared too: create the ledger with ``scope="ledger"``, which charges every
-release to one common budget.
+What one budget covers
+----------------------
+The curator declares it: **one ledger is one dataset**.  Every release
+charged to a ledger spends its budget, whatever graph is passed, so adding a
+node, removing one or editing edges never resets the budget (the privacy unit
+of edge-DP is a vertex pair, and an edited graph shares almost all of its
+pairs with the original).  A ledger file may hold several independent
+budgets under names the curator chooses: ``PrivacyLedger(total, scope="name")``
+or ``L.with_scope("name")`` charges the budget called ``name``.  Use
+separate scopes only for datasets that share no private data.
+
+Several processes
+-----------------
+A ledger kept in a file (:meth:`PrivacyLedger.open`, :meth:`load` or
+:meth:`save`) is the authority: each :meth:`charge` takes an exclusive file
+lock (``FILE.lock``, via the ``filelock`` package), re-reads the file, checks
+the budget against what it holds, writes the new entry atomically (a 0600
+temporary file, fsynced, renamed over the ledger) and only then releases the
+lock.  Two processes that charge one file at the same time are serialized:
+they cannot both spend the same budget.  A temporary file left behind by a
+killed save is removed the next time the ledger is opened.  A ledger file
+that disappears or is replaced by another ledger (another ``id``) is refused,
+so deleting or swapping the file cannot silently reset a process's budget.
 
 Threat model of the ledger file
 -------------------------------
 The file is meant to be kept by the curator and may be shown to an auditor.
-It holds the total budget, one entry per release (epsilon, optional label,
-UTC time) and, per entry, a fingerprint of the vertex set: an HMAC-SHA256
-under a random 256-bit key generated for this ledger and stored in the file.
-It holds **nothing computed from the edges**, so a leaked ledger reveals no
-more about the private edges than the list of epsilons does.  Hashing the
-edge set instead would be dangerous: whoever holds the file (and so the key)
-and knows all pairs but one could test both possibilities against the
-fingerprint and learn the last pair with certainty.  The key only keeps the
-vertex labels themselves out of plain view; since vertex sets are public in
-this model, the fingerprint protects convenience, not privacy.
+It holds the total budget, a random ledger id, and one entry per release
+(epsilon, scope name, optional label, UTC time).  It holds **nothing
+computed from the graph**, so a leaked ledger reveals no more about the
+private edges than the list of epsilons does.
 
 What the ledger does not do: it cannot see releases made without it, it
-trusts the process that holds it (a curator can delete the file), it is not
-safe for several processes charging one file at the same time (keep one
-ledger per curator process, or serialize the releases), and it does not
-account for advanced composition (it adds epsilons, which is always valid
-for pure eps-DP).  A release that fails after being charged (for instance
-for lack of memory) stays charged: over-counting is the safe direction.
+trusts the curator (who can delete the file), and it does not account for
+advanced composition (it adds epsilons, which is always valid for pure
+eps-DP).  A release that fails after being charged (for instance for lack of
+memory) stays charged: over-counting is the safe direction.
 
 Examples
 --------
->>> import networkx as nx
 >>> L = PrivacyLedger(total_epsilon=1.5)
->>> G = nx.path_graph(5)
->>> _ = L.charge(1.0, G)
->>> L.spent(G), L.remaining(G)
+>>> _ = L.charge(1.0)
+>>> L.spent(), L.remaining()
 (1.0, 0.5)
->>> L.charge(1.0, G)
+>>> L.charge(1.0)
 Traceback (most recent call last):
 ...
-dpgraph.exceptions.BudgetExceededError: epsilon=1 would bring this graph's spending to 2 > total_epsilon=1.5 (spent 1, remaining 0.5); nothing was released. Use a smaller epsilon or a new dataset.
+dpgraph.exceptions.BudgetExceededError: epsilon=1 would bring the spending of scope 'default' to 2 > total_epsilon=1.5 (spent 1, remaining 0.5); nothing was released. Use a smaller epsilon.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import hmac
-import json
-import math
-import numbers
 import os
 import secrets
 import tempfile
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import filelock
 
+from . import _safejson
 from .core._validation import check_epsilon
 from .exceptions import BudgetExceededError, LedgerFileError
-from .graph.encoding import canonical_node_order
 
 __all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
 
 FORMAT = "dpgraph-privacy-ledger"
-VERSION = 1
-_SCOPES = ("graph", "ledger")
+VERSION = 2
+DEFAULT_SCOPE = "default"
 #: Budgets split in decimal steps (10 x 0.1 = 1.0) are not exact in binary
 #: floating point; spending within this relative slack of the total is allowed.
 _REL_SLACK = Fraction(1, 10**12)
 _MAX_FILE_BYTES = 64 * 2**20
+_LOCK_TIMEOUT = 120.0  # seconds to wait for another process's charge
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One charged release: its epsilon, vertex-set fingerprint, label and time."""
+    """One charged release: its epsilon, budget scope, label and time."""
 
     epsilon: float
-    dataset: str
+    scope: str
     label: str | None = None
     time: str | None = None
 
 
-def _node_token(v: Any) -> bytes:
-    """Canonical bytes of a node label: labels networkx treats as one node
-    (1, 1.0, True, numpy.int64(1)) give the same bytes."""
-    if isinstance(v, (numbers.Integral, np.bool_)):
-        return b"i" + str(int(v)).encode()
-    if isinstance(v, numbers.Real):
-        f = float(v)
-        if math.isfinite(f) and f == int(f):
-            return b"i" + str(int(f)).encode()
-        return b"f" + f.hex().encode()
-    if isinstance(v, str):
-        return b"s" + v.encode("utf-8", "surrogatepass")
-    if isinstance(v, bytes):
-        return b"y" + v
-    if isinstance(v, tuple):
-        return b"t" + b"".join(_length_prefixed(_node_token(x)) for x in v)
-    return b"r" + f"{type(v).__module__}.{type(v).__qualname__}:{v!r}".encode()
+class _Book:
+    """State shared by every scope view of one ledger."""
+
+    def __init__(self, total: float, ledger_id: str) -> None:
+        self.total = total
+        self.id = ledger_id
+        self.entries: list[LedgerEntry] = []
+        self.path: Path | None = None
+        self.mutex = threading.Lock()
 
 
-def _length_prefixed(b: bytes) -> bytes:
-    return len(b).to_bytes(8, "little") + b
+def _check_scope(scope: Any) -> str:
+    if not isinstance(scope, str) or not scope or len(scope) > 200:
+        raise TypeError(f"scope must be a non-empty str (at most 200 characters), got {scope!r}")
+    return scope
 
 
-def _nodes_of(graph: Any) -> list:
-    """Node labels of a networkx graph, a PrivateGraph, or an EncodedGraph."""
-    index = getattr(graph, "index", None)
-    if index is not None and hasattr(index, "nodes"):
-        return list(index.nodes)  # EncodedGraph: already canonical
-    nodes = getattr(graph, "nodes", None)
-    if nodes is None:
-        raise TypeError(
-            "graph must be a networkx graph, a PrivateGraph or an encoded graph, got "
-            f"{type(graph).__name__}"
-        )
-    if callable(nodes):
-        nodes = nodes()
-    return canonical_node_order(nodes)
+def _tmp_prefix(path: Path) -> str:
+    return f".{path.name}.tmp-"
 
 
 class PrivacyLedger:
-    """Total privacy budget of a curator, charged by every release.
+    """Total privacy budget of a dataset, charged by every release.
 
     Parameters
     ----------
     total_epsilon : float
-        The budget per graph (per vertex set), finite and > 0.
-    scope : {"graph", "ledger"}, default "graph"
-        "graph": each vertex set has its own budget of ``total_epsilon``.
-        "ledger": every release charged to this ledger shares one budget
-        (use it when releases cover overlapping vertex sets, e.g. subgraphs).
+        The budget of each scope, finite and > 0.
+    scope : str, default "default"
+        The budget this object charges.  One ledger is one dataset; name
+        further scopes only for datasets that share no private data.
 
     Attributes
     ----------
     path : pathlib.Path or None
-        When set (by :meth:`save` or :meth:`load`), every charge is written to
-        this file before the release samples anything.
+        When set (by :meth:`open`, :meth:`save` or :meth:`load`), every
+        charge is an atomic, locked read-modify-write of this file, done
+        before the release samples anything.
 
     Examples
     --------
-    >>> import networkx as nx
     >>> L = PrivacyLedger(total_epsilon=1.0)
-    >>> [L.charge(0.1, nx.path_graph(3)).epsilon for _ in range(10)][-1]
+    >>> [L.charge(0.1).epsilon for _ in range(10)][-1]
     0.1
-    >>> L.remaining(nx.path_graph(3))
+    >>> L.remaining()
     0.0
+    >>> L.with_scope("other dataset").remaining()
+    1.0
     """
 
-    def __init__(self, total_epsilon: float, *, scope: str = "graph") -> None:
-        self.total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
-        if scope not in _SCOPES:
-            raise ValueError(f"scope must be 'graph' or 'ledger', got {scope!r}")
-        self.scope = scope
-        self._key = secrets.token_bytes(32)
-        self._entries: list[LedgerEntry] = []
-        self.path: Path | None = None
+    def __init__(self, total_epsilon: float, *, scope: str = DEFAULT_SCOPE) -> None:
+        total = check_epsilon(total_epsilon, "total_epsilon")
+        self.scope = _check_scope(scope)
+        self._book = _Book(total, secrets.token_hex(16))
 
-    # ---- identity ---------------------------------------------------------------
-    def fingerprint(self, graph: Any) -> str:
-        """Keyed fingerprint of ``graph``'s vertex set (never of its edges).
+    # ---- views --------------------------------------------------------------------
+    @property
+    def total_epsilon(self) -> float:
+        """The budget of each scope."""
+        return self._book.total
 
-        With ``scope="ledger"`` every graph has the same fingerprint.
-        """
-        if self.scope == "ledger":
-            return "ledger"
-        mac = hmac.new(self._key, b"dpgraph-ledger-vertex-set-v1", hashlib.sha256)
-        nodes = _nodes_of(graph)
-        mac.update(len(nodes).to_bytes(8, "little"))
-        for v in nodes:
-            mac.update(_length_prefixed(_node_token(v)))
-        return mac.hexdigest()
+    @property
+    def path(self) -> Path | None:
+        return self._book.path
+
+    @property
+    def id(self) -> str:
+        """Random identifier of this ledger (kept in its file)."""
+        return self._book.id
+
+    def with_scope(self, scope: str) -> PrivacyLedger:
+        """The same ledger (same file, same entries) charging the budget named ``scope``."""
+        view = PrivacyLedger.__new__(PrivacyLedger)
+        view.scope = _check_scope(scope)
+        view._book = self._book
+        return view
 
     # ---- accounting ---------------------------------------------------------------
-    def _spent_exact(self, dataset: str) -> Fraction:
-        return sum((Fraction(e.epsilon) for e in self._entries if e.dataset == dataset),
+    def _refresh(self) -> None:
+        """Adopt the entries of this ledger's file, if it has one (writes are atomic)."""
+        book = self._book
+        if book.path is not None:
+            other = PrivacyLedger._from_dict(_read_doc(book.path), str(book.path))
+            if other.id == book.id:
+                with book.mutex:
+                    book.entries = list(other._book.entries)
+
+    def _spent_exact(self) -> Fraction:
+        return sum((Fraction(e.epsilon) for e in self._book.entries if e.scope == self.scope),
                    Fraction(0))
 
-    def spent(self, graph: Any) -> float:
-        """Epsilon already charged on ``graph``'s vertex set."""
-        return float(self._spent_exact(self.fingerprint(graph)))
+    def spent(self) -> float:
+        """Epsilon already charged to this scope (read from the file, if any)."""
+        self._refresh()
+        return float(self._spent_exact())
 
-    def remaining(self, graph: Any) -> float:
-        """Budget left on ``graph``'s vertex set (0 when used up)."""
-        left = Fraction(self.total_epsilon) - self._spent_exact(self.fingerprint(graph))
+    def remaining(self) -> float:
+        """Budget left in this scope (0 when used up; read from the file, if any)."""
+        self._refresh()
+        left = Fraction(self.total_epsilon) - self._spent_exact()
         return max(0.0, float(left)) if left > _REL_SLACK * Fraction(self.total_epsilon) else 0.0
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
-        """Every charged release, oldest first."""
-        return tuple(self._entries)
+        """Every charged release of every scope, oldest first."""
+        return tuple(self._book.entries)
 
-    def charge(self, epsilon: float, graph: Any, *, label: str | None = None) -> LedgerEntry:
-        """Charge a release of ``graph`` at ``epsilon``, or refuse it.
+    def charge(self, epsilon: float, *, label: str | None = None) -> LedgerEntry:
+        """Charge a release at ``epsilon`` to this scope, or refuse it.
 
-        Call this before drawing any randomness: on refusal nothing is
-        recorded and nothing may be released.  When the ledger has a
-        ``path``, the charge is written to the file before returning, so a
-        crash after sampling cannot lose it.
+        Call this after validating the release's inputs and before drawing
+        any randomness: on refusal nothing is recorded and nothing may be
+        released.  When the ledger has a ``path``, the charge is an atomic
+        read-modify-write of the file under an exclusive file lock: the
+        budget is checked against the file as it is now (other processes'
+        charges included) and the entry is on disk before this returns.
 
         Parameters
         ----------
         epsilon : float
             Privacy parameter of the release.
-        graph : networkx graph, PrivateGraph or EncodedGraph
-            What is released; only its vertex set is looked at.
         label : str, optional
             A note for the record (e.g. "quarterly report").  It is stored in
             the file in clear: do not put private information in it.
@@ -238,72 +233,96 @@ class PrivacyLedger:
         Raises
         ------
         BudgetExceededError
-            If the release would exceed ``total_epsilon`` on this vertex set.
+            If the release would exceed ``total_epsilon`` in this scope.
+        LedgerFileError
+            If the ledger file vanished, was replaced by another ledger, is
+            corrupted, or its lock could not be taken.
         """
         epsilon = check_epsilon(epsilon, "epsilon")
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
-        dataset = self.fingerprint(graph)
-        spent = self._spent_exact(dataset)
+        book = self._book
+        with book.mutex:
+            if book.path is None:
+                return self._charge_locked(epsilon, label)
+            with _file_lock(book.path):
+                doc = _read_doc(book.path)
+                other = PrivacyLedger._from_dict(doc, str(book.path))
+                if other.id != book.id:
+                    raise LedgerFileError(
+                        f"path {str(book.path)!r} now holds another ledger (its id changed); "
+                        "refusing to charge: load it again with PrivacyLedger.load")
+                book.entries = list(other._book.entries)  # the file is the authority
+                entry = self._charge_locked(epsilon, label)
+                try:
+                    _write_atomic(book.path, self.to_dict())
+                except BaseException:
+                    book.entries.pop()  # not recorded durably: refuse the release
+                    raise
+                return entry
+
+    def _charge_locked(self, epsilon: float, label: str | None) -> LedgerEntry:
+        spent = self._spent_exact()
         total = Fraction(self.total_epsilon)
         after = spent + Fraction(epsilon)
         if after > total * (1 + _REL_SLACK):
             left = max(Fraction(0), total - spent)
             raise BudgetExceededError(
-                f"epsilon={epsilon:g} would bring this graph's spending to {float(after):g} > "
-                f"total_epsilon={self.total_epsilon:g} (spent {float(spent):g}, remaining "
-                f"{float(left):g}); nothing was released. Use a smaller epsilon or a new dataset."
+                f"epsilon={epsilon:g} would bring the spending of scope {self.scope!r} to "
+                f"{float(after):g} > total_epsilon={self.total_epsilon:g} (spent "
+                f"{float(spent):g}, remaining {float(left):g}); nothing was released. "
+                "Use a smaller epsilon."
             )
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        entry = LedgerEntry(epsilon, dataset, label, now)
-        self._entries.append(entry)
-        if self.path is not None:
-            try:
-                self.save(self.path)
-            except Exception:
-                self._entries.pop()  # not recorded durably: refuse the release
-                raise
+        entry = LedgerEntry(epsilon, self.scope, label, now)
+        self._book.entries.append(entry)
         return entry
 
     # ---- files ------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """The JSON-ready state, including the secret fingerprint key."""
+        """The JSON-ready state of the whole ledger (every scope)."""
         return {
             "format": FORMAT,
             "version": VERSION,
+            "id": self.id,
             "total_epsilon": self.total_epsilon,
-            "scope": self.scope,
-            "key": self._key.hex(),
             "entries": [
-                {"epsilon": e.epsilon, "dataset": e.dataset, "label": e.label, "time": e.time}
-                for e in self._entries
+                {"epsilon": e.epsilon, "scope": e.scope, "label": e.label, "time": e.time}
+                for e in self._book.entries
             ],
         }
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the ledger as JSON (atomically, owner-readable only) and remember ``path``."""
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-        path = Path(path)
-        data = json.dumps(self.to_dict(), indent=1, allow_nan=False).encode()
-        directory = path.parent if str(path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=".ledger-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        self.path = path
+        """Write the ledger to ``path`` (atomically, mode 0600) and keep charging it there.
+
+        Refuses to overwrite a file that holds another ledger (that would
+        reset its budget); saving again to this ledger's own file adopts the
+        entries the file holds.
+        """
+        path = _check_path(path)
+        book = self._book
+        with book.mutex, _file_lock(path):
+            _clean_leftovers(path)
+            if path.exists():
+                other = PrivacyLedger._from_dict(_read_doc(path), str(path))
+                if other.id != book.id:
+                    raise LedgerFileError(
+                        f"path {str(path)!r} already holds another privacy ledger; overwriting it "
+                        "would reset its budget. Use PrivacyLedger.load or another path")
+                known = set(other._book.entries)
+                book.entries = other._book.entries + [e for e in book.entries if e not in known]
+            _write_atomic(path, self.to_dict())
+            book.path = path
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> PrivacyLedger:
-        """Read a ledger written by :meth:`save`; later charges are saved back to ``path``.
+    def load(cls, path: str | os.PathLike, *, scope: str = DEFAULT_SCOPE) -> PrivacyLedger:
+        """Read a ledger written by :meth:`save`; later charges are written back to ``path``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        scope : str, default "default"
+            The budget the returned object charges (see :meth:`with_scope`).
 
         Raises
         ------
@@ -311,27 +330,59 @@ class PrivacyLedger:
             If the file is missing, not a ledger, of another version, or
             corrupted (the message names ``path``).
         """
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-        path = Path(path)
-        try:
-            size = path.stat().st_size
-            if size > _MAX_FILE_BYTES:
-                raise LedgerFileError(f"path {str(path)!r} is too large to be a privacy ledger")
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise LedgerFileError(f"path {str(path)!r}: no such ledger file") from None
-        except IsADirectoryError:
-            raise LedgerFileError(f"path {str(path)!r} is a directory, not a ledger file") from None
-        except OSError as exc:
-            raise LedgerFileError(f"path {str(path)!r} cannot be read: {exc.strerror}") from None
-        try:
-            doc = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-        except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError):
-            raise LedgerFileError(
-                f"path {str(path)!r} is not a dpgraph privacy ledger (not valid JSON)"
-            ) from None
-        return cls._from_dict(doc, str(path))
+        path = _check_path(path)
+        _check_scope(scope)
+        with _file_lock(path):
+            _clean_leftovers(path)
+            ledger = cls._from_dict(_read_doc(path), str(path))
+        ledger._book.path = path
+        return ledger.with_scope(scope)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, total_epsilon: float | None = None, *,
+             scope: str = DEFAULT_SCOPE) -> PrivacyLedger:
+        """Load the ledger at ``path``, or create it there with ``total_epsilon``.
+
+        Creation is atomic under the file lock, so two processes opening a
+        missing ledger at once end up sharing one file.
+
+        Raises
+        ------
+        LedgerFileError
+            If the file exists but is not a valid ledger, if ``total_epsilon``
+            is given and differs from the file's, or if the file is missing
+            and ``total_epsilon`` is None.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "budget.json")
+        >>> L = PrivacyLedger.open(path, total_epsilon=2.0)
+        >>> _ = L.charge(1.5)
+        >>> PrivacyLedger.open(path).remaining()
+        0.5
+        """
+        path = _check_path(path)
+        if total_epsilon is not None:
+            total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
+        _check_scope(scope)
+        with _file_lock(path):
+            _clean_leftovers(path)
+            if path.exists():
+                ledger = cls._from_dict(_read_doc(path), str(path))
+                if total_epsilon is not None and total_epsilon != ledger.total_epsilon:
+                    raise LedgerFileError(
+                        f"path {str(path)!r} holds a ledger with total_epsilon="
+                        f"{ledger.total_epsilon:g}, not {total_epsilon:g}; a budget cannot be "
+                        "changed by reopening it")
+            elif total_epsilon is None:
+                raise LedgerFileError(
+                    f"path {str(path)!r}: no such ledger file; pass total_epsilon to create one")
+            else:
+                ledger = cls(total_epsilon)
+                _write_atomic(path, ledger.to_dict())
+        ledger._book.path = path
+        return ledger.with_scope(scope)
 
     @classmethod
     def _from_dict(cls, doc: Any, where: str) -> PrivacyLedger:
@@ -340,52 +391,145 @@ class PrivacyLedger:
 
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise bad("wrong or missing 'format' (is this a dpgraph ledger file?)")
-        if doc.get("version") != VERSION:
-            raise bad(f"unsupported version {doc.get('version')!r}; this dpgraph reads {VERSION}")
-        expected = {"format", "version", "total_epsilon", "scope", "key", "entries"}
+        version = doc.get("version")
+        if version == 1:
+            return _from_v1(doc, bad)
+        if version != VERSION:
+            raise bad(f"unsupported version {version!r}; this dpgraph reads {VERSION}")
+        expected = {"format", "version", "id", "total_epsilon", "entries"}
         if set(doc) != expected:
             raise bad(f"unexpected fields {sorted(set(doc) ^ expected)}")
         try:
-            ledger = cls(_real(doc["total_epsilon"]), scope=doc["scope"])
+            ledger = cls(_real(doc["total_epsilon"]))
         except (TypeError, ValueError) as exc:
-            raise bad(f"total_epsilon/scope: {exc}") from None
-        key = doc["key"]
-        if not (isinstance(key, str) and len(key) == 64):
-            raise bad("'key' must be 64 hex digits")
-        try:
-            ledger._key = bytes.fromhex(key)
-        except ValueError:
-            raise bad("'key' must be 64 hex digits") from None
+            raise bad(f"total_epsilon: {exc}") from None
+        if not (isinstance(doc["id"], str) and _is_hex(doc["id"], 32)):
+            raise bad("'id' must be 32 hex digits")
+        ledger._book.id = doc["id"]
         entries = doc["entries"]
         if not isinstance(entries, list):
             raise bad("'entries' must be a list")
         for k, e in enumerate(entries):
-            if not isinstance(e, dict) or set(e) != {"epsilon", "dataset", "label", "time"}:
-                raise bad(f"entries[{k}] must have fields epsilon, dataset, label, time")
+            if not isinstance(e, dict) or set(e) != {"epsilon", "scope", "label", "time"}:
+                raise bad(f"entries[{k}] must have fields epsilon, scope, label, time")
             try:
                 eps = check_epsilon(_real(e["epsilon"]), f"entries[{k}].epsilon")
+                scope = _check_scope(e["scope"])
             except (TypeError, ValueError) as exc:
                 raise bad(str(exc)) from None
-            ds = e["dataset"]
-            if not isinstance(ds, str) or not (ds == "ledger" or _is_hex(ds, 64)):
-                raise bad(f"entries[{k}].dataset is not a fingerprint")
             for field in ("label", "time"):
                 if e[field] is not None and not isinstance(e[field], str):
                     raise bad(f"entries[{k}].{field} must be a string or null")
-            ledger._entries.append(LedgerEntry(eps, ds, e["label"], e["time"]))
-        ledger.path = Path(where)
+            ledger._book.entries.append(LedgerEntry(eps, scope, e["label"], e["time"]))
         return ledger
 
     def __repr__(self) -> str:
-        datasets = len({e.dataset for e in self._entries})
         return (
             f"PrivacyLedger(total_epsilon={self.total_epsilon:g}, scope={self.scope!r}, "
-            f"releases={len(self._entries)}, datasets={datasets})"
+            f"spent={float(self._spent_exact()):g}, releases={len(self._book.entries)})"
         )
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed in a ledger")
+def _from_v1(doc: dict, bad: Any) -> PrivacyLedger:
+    """A version-1 ledger (budgets per vertex set): every entry is charged to the
+    default scope, which over-counts (the safe direction) and never under-counts."""
+    try:
+        ledger = PrivacyLedger(_real(doc.get("total_epsilon")))
+        key = bytes.fromhex(doc["key"])
+        entries = doc["entries"]
+        for k, e in enumerate(entries):
+            eps = check_epsilon(_real(e["epsilon"]), f"entries[{k}].epsilon")
+            ledger._book.entries.append(
+                LedgerEntry(eps, DEFAULT_SCOPE, e.get("label"), e.get("time")))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise bad(f"version 1 ledger: {exc}") from None
+    ledger._book.id = hashlib.sha256(b"dpgraph-ledger-v1-id" + key).hexdigest()[:32]
+    return ledger
+
+
+# ---- file plumbing -------------------------------------------------------------
+def _check_path(path: Any) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        raise LedgerFileError(f"path {str(path)!r} is a directory, not a ledger file")
+    return path
+
+
+class _file_lock:
+    """Exclusive lock on ``PATH.lock`` (cross-process), as a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = filelock.FileLock(str(path) + ".lock", timeout=_LOCK_TIMEOUT)
+
+    def __enter__(self) -> None:
+        try:
+            self.lock.acquire()
+        except filelock.Timeout:
+            raise LedgerFileError(
+                f"path {str(self.path)!r}: another process has held the ledger lock for "
+                f"{_LOCK_TIMEOUT:g} s; try again") from None
+        except OSError as exc:
+            raise LedgerFileError(
+                f"path {str(self.path)!r}: cannot create its lock file: {exc.strerror}") from None
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def _read_doc(path: Path) -> Any:
+    try:
+        size = path.stat().st_size
+        if size > _MAX_FILE_BYTES:
+            raise LedgerFileError(f"path {str(path)!r} is too large to be a privacy ledger")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise LedgerFileError(f"path {str(path)!r}: no such ledger file") from None
+    except IsADirectoryError:
+        raise LedgerFileError(f"path {str(path)!r} is a directory, not a ledger file") from None
+    except OSError as exc:
+        raise LedgerFileError(f"path {str(path)!r} cannot be read: {exc.strerror}") from None
+    try:
+        return _safejson.loads(raw, "ledger")
+    except ValueError as exc:
+        raise LedgerFileError(
+            f"path {str(path)!r} is not a dpgraph privacy ledger ({exc})") from None
+
+
+def _write_atomic(path: Path, doc: dict) -> None:
+    """Write ``doc`` to a 0600 temporary file beside ``path``, fsync, rename over ``path``."""
+    import json
+
+    data = json.dumps(doc, indent=1, allow_nan=False).encode()
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path), dir=directory)  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _clean_leftovers(path: Path) -> None:
+    """Remove temporary files of a killed save of ``path`` (call under the lock)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    prefix = _tmp_prefix(path)
+    try:
+        names = [name for name in os.listdir(directory) if name.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        try:
+            (directory / name).unlink()
+        except OSError:
+            pass
 
 
 def _real(x: Any) -> float:

@@ -26,24 +26,25 @@ import functools
 import inspect
 import math
 import numbers
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 __all__ = [
-    "check_epsilon",
-    "check_positive_int",
-    "check_probability",
-    "check_level",
-    "check_bool",
+    "Boolean",
     "Constraint",
     "Epsilon",
     "Integer",
-    "Probability",
     "Level",
-    "Boolean",
-    "Options",
     "Optional",
+    "Options",
+    "Probability",
+    "check_bool",
+    "check_epsilon",
+    "check_level",
+    "check_positive_int",
+    "check_probability",
     "validate_params",
 ]
 
@@ -304,14 +305,30 @@ def validate_params(**constraints: Constraint) -> Callable[[F], F]:
         unknown = set(constraints) - set(sig.parameters)
         if unknown:
             raise TypeError(f"{func.__qualname__} has no parameter(s) {sorted(unknown)}")
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        # where each constrained argument can arrive: its position (if any) and its default
+        plan = []
+        for k, (name, param) in enumerate(sig.parameters.items()):
+            if name in constraints:
+                pos = k if param.kind in positional else None
+                plan.append((name, constraints[name], pos, param.default))
+        # in declaration order of the constraints, so errors come in a documented order
+        order = {name: k for k, name in enumerate(constraints)}
+        plan.sort(key=lambda item: order[item[0]])
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            for name, constraint in constraints.items():
-                bound.arguments[name] = constraint(bound.arguments[name], name)
-            return func(*bound.args, **bound.kwargs)
+            if any(pos is not None and pos < len(args) for _, _, pos, _ in plan):
+                args = list(args)  # type: ignore[assignment]
+            for name, constraint, pos, default in plan:
+                if pos is not None and pos < len(args):
+                    args[pos] = constraint(args[pos], name)  # type: ignore[index]
+                elif name in kwargs:
+                    kwargs[name] = constraint(kwargs[name], name)
+                elif default is not inspect.Parameter.empty:
+                    kwargs[name] = constraint(default, name)
+                # a missing required argument: the call itself raises TypeError
+            return func(*args, **kwargs)
 
         wrapper.__dpgraph_constraints__ = dict(constraints)  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]

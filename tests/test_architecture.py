@@ -252,3 +252,55 @@ def test_private_validation_module_re_exports():
     from dpgraph.core import _validation
 
     assert _validation.check_epsilon is validation.check_epsilon
+
+
+# ----------------------------------------------------------------------------- names
+def test_flip_and_truth_names_with_deprecated_aliases():
+    from dpgraph.core import MechanismE, Universe
+    from dpgraph.core.probabilities import RRProbabilities
+
+    rr = rr_probabilities(1.0, 3)
+    assert rr.truth_fraction + 2 * rr.flip_fraction == 1
+    for old, new in [("move_numerator", "flip_numerator"), ("move_fraction", "flip_fraction"),
+                     ("move_probability", "flip_probability"), ("keep_fraction", "truth_fraction"),
+                     ("keep_probability", "truth_probability")]:
+        with pytest.warns(DeprecationWarning, match=f"use RRProbabilities.{new}"):
+            assert getattr(rr, old) == getattr(rr, new)
+    with pytest.warns(DeprecationWarning, match="flip_numerator="):
+        old = RRProbabilities(K=3, epsilon=1.0, move_numerator=rr.flip_numerator)
+    assert old == rr
+    M = MechanismE(Universe([1, 2, 3]), 1.0)
+    with pytest.warns(DeprecationWarning, match="truth_probability"):
+        assert M.keep_probability == M.truth_probability
+    with pytest.warns(DeprecationWarning, match="flip_probability"):
+        assert M.move_probability == M.flip_probability
+    with pytest.warns(DeprecationWarning, match="Channel.randomized_response"):
+        ch = rr.channel
+    assert ch.d == Channel.randomized_response(rr).d
+
+
+def test_validate_params_finds_arguments_however_passed():
+    @validate_params(b=Integer(minimum=0), c=Epsilon())
+    def f(a, b, c=2, *rest, d=3):
+        return a, b, c, rest, d
+
+    assert f(1, 2) == (1, 2, 2.0, (), 3)
+    assert f(1, b=5, c=1) == (1, 5, 1.0, (), 3)
+    assert f(1, 2, 3, 4, d=5) == (1, 2, 3.0, (4,), 5)
+    with pytest.raises(ValueError, match="b must be >= 0"):
+        f(1, -1)
+    with pytest.raises(ValueError, match="c must be > 0"):
+        f(1, 2, c=0)
+    with pytest.raises(TypeError):
+        f(1)  # a missing argument is the call's own error
+    with pytest.raises(TypeError):
+        f(1, 2, b=3)  # so is a repeated one
+
+    class A:
+        @validate_params(x=Integer(minimum=1))
+        def m(self, x=1):
+            return x
+
+    assert A().m() == 1 and A().m(4) == 4
+    with pytest.raises(ValueError, match="x must be >= 1"):
+        A().m(x=0)

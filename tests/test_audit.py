@@ -103,7 +103,7 @@ def shared_seed_across_pairs(G, epsilon, seed=None):
     rr = rr_probabilities(epsilon)
     enc = encode_graph(G)
     s = int(src.uint64(1)[0])
-    flip = bool(flip_mask(1, rr.move_numerator, SeededRandom(s))[0])
+    flip = bool(flip_mask(1, rr.flip_numerator, SeededRandom(s))[0])
     return _private_from_dense(enc, _truth(enc) ^ flip, rr)
 
 
@@ -121,7 +121,7 @@ def reused_seed_across_releases(G, epsilon, seed=None):
     return _fixed_seed_release(G, epsilon)
 
 
-def wrong_keep_probability(G, epsilon, seed=None):
+def wrong_truth_probability(G, epsilon, seed=None):
     """Bug: keep w.p. e^eps/(1+e^eps), otherwise output a fresh uniform bit.
 
     The total keep probability becomes (1 + q)/2 > q: loss ln(1 + 2 e^eps).
@@ -130,7 +130,7 @@ def wrong_keep_probability(G, epsilon, seed=None):
     rr = rr_probabilities(epsilon)
     enc = encode_graph(G)
     n = enc.n
-    randomize = flip_mask(n * n, rr.move_numerator, src).reshape(n, n)
+    randomize = flip_mask(n * n, rr.flip_numerator, src).reshape(n, n)
     coin = flip_mask(n * n, 1 << 63, src).reshape(n, n)
     return _private_from_dense(enc, np.where(randomize, coin, _truth(enc)), rr)
 
@@ -141,7 +141,7 @@ def rounded_down(bits: int):
     def release(G, epsilon, seed=None):
         p = Fraction(math.exp(-epsilon) / (1 + math.exp(-epsilon)))
         m = math.floor(p * (1 << bits)) << (64 - bits)
-        rr = RRProbabilities(K=2, epsilon=float(epsilon), move_numerator=m)
+        rr = RRProbabilities(K=2, epsilon=float(epsilon), flip_numerator=m)
         enc = encode_graph(G)
         return PrivateGraph(release_packed(enc, rr, resolve_random(seed)), enc.index, rr)
 
@@ -152,7 +152,7 @@ BROKEN_GRAPH = {
     "eps x 1.1": (inflated_epsilon, COPIES),
     "seed shared across pairs": (shared_seed_across_pairs, COPIES),
     "seed reused across releases": (reused_seed_across_releases, 1),
-    "keep w/ wrong probability": (wrong_keep_probability, COPIES),
+    "keep w/ wrong probability": (wrong_truth_probability, COPIES),
     "flip p rounded down (4 bits)": (rounded_down(4), COPIES),
 }
 
@@ -173,7 +173,7 @@ def kary_wrong_keep(X, epsilon, seed=None):
     src = resolve_random(seed)
     rr = rr_probabilities(epsilon, U3.K)
     idx = U3.encode(X)
-    randomize = flip_mask(idx.size, (U3.K - 1) * rr.move_numerator, src)
+    randomize = flip_mask(idx.size, (U3.K - 1) * rr.flip_numerator, src)
     uniform = (src.uint64(idx.size) % np.uint64(U3.K)).astype(np.intp)  # bias 2^-62, negligible
     return U3.decode(np.where(randomize, uniform, idx))
 
@@ -196,7 +196,7 @@ def kary_rounded_down(X, epsilon, seed=None):
     """Bug: the move probability e^-eps/g rounded down to a 4-bit grid."""
     g = 1 + (U3.K - 1) * math.exp(-epsilon)
     m = math.floor(Fraction(math.exp(-epsilon) / g) * 16) << 60
-    rr = RRProbabilities(K=U3.K, epsilon=float(epsilon), move_numerator=m)
+    rr = RRProbabilities(K=U3.K, epsilon=float(epsilon), flip_numerator=m)
     return U3.decode(rr_sample(U3.encode(X), rr, resolve_random(seed)))
 
 
@@ -419,7 +419,7 @@ def test_certificate_catches_rounding_below_audit_resolution():
     for eps in np.geomspace(1e-3, 30, 2000):
         rr = rr_probabilities(float(eps))
         assert rr.certify()
-        bad = RRProbabilities(K=2, epsilon=rr.epsilon, move_numerator=rr.move_numerator - 1)
+        bad = RRProbabilities(K=2, epsilon=rr.epsilon, flip_numerator=rr.flip_numerator - 1)
         assert not bad.certify()
         p = Fraction(math.exp(-eps) / (1 + math.exp(-eps)))
         m = math.floor(p * (1 << 64))  # the float's value, truncated onto the 2^-64 grid

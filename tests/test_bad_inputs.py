@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import dpgraph
 from dpgraph.core import Estimate, MechanismE, StatisticalQuery, Universe
 from dpgraph.core.probabilities import rr_probabilities
-from dpgraph.core.randomness import SecureRandom
+from dpgraph.core.randomness import SecureRandom, SeededRandom
 from dpgraph.exceptions import LedgerFileError
 from dpgraph.ledger import PrivacyLedger
 
@@ -49,6 +49,32 @@ def multigraph():
     return G
 
 
+def digraph():
+    return nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+
+
+_SCRATCH = []
+
+
+def _scratch():
+    """One temporary directory for the table's file cases (removed at exit)."""
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="dpgraph-bad-inputs-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
+
+
+def _saved():
+    path = _scratch() / "r.dpg"
+    released().save(path)
+    return path
+
+
 def one_node():
     G = nx.Graph()
     G.add_node("only")
@@ -76,8 +102,7 @@ EPS_ENTRY_POINTS = [
     ("release", lambda e: dpgraph.release(small_graph(), e, seed=KEY), "epsilon"),
     ("MechanismE", lambda e: MechanismE(U5, e), "epsilon"),
     ("rr_probabilities", lambda e: rr_probabilities(e, 3), "epsilon"),
-    ("ledger.charge", lambda e: PrivacyLedger(total_epsilon=1.0).charge(e, small_graph()),
-     "epsilon"),
+    ("ledger.charge", lambda e: PrivacyLedger(total_epsilon=1.0).charge(e), "epsilon"),
     ("PrivacyLedger", lambda e: PrivacyLedger(total_epsilon=e), "total_epsilon"),
 ]
 
@@ -149,7 +174,8 @@ def _cases():
         ("cut-S-unknown-node", lambda: R.cut([0, 99], [1]), ValueError, "S contains 1 node"),
         ("cut-T-unknown-node", lambda: R.cut([0], ["x"]), ValueError, "T contains 1 node"),
         ("cut-S-int", lambda: R.cut(3, [1]), TypeError, "S must be a collection"),
-        ("cut-T-None", lambda: R.cut([0], None), TypeError, "T must be a collection"),
+        ("cut-T-int", lambda: R.cut([0], 5), TypeError, "T must be a collection"),
+        ("cut-T-str", lambda: R.cut([0], "12"), TypeError, "T must be a collection"),
         ("cut-S-str", lambda: R.cut("01", [2]), TypeError, "S must be a collection"),
         ("cut-S-unhashable", lambda: R.cut([[0]], [2]), TypeError, "S contains unhashable"),
         ("cuts-pairs-not-tuples", lambda: R.cuts([[0, 1, 2]]), TypeError, r"pairs\[0\]"),
@@ -161,10 +187,51 @@ def _cases():
         ("Estimate.ci-level-1.5", lambda: Estimate(1.0, 1.0).ci(1.5), ValueError, "level"),
         ("Estimate.ci-level-str", lambda: Estimate(1.0, 1.0).ci("95%"), TypeError, "level"),
         # ledgers
-        ("PrivacyLedger-scope", lambda: PrivacyLedger(1.0, scope="pairs"), ValueError, "scope"),
-        ("ledger.charge-graph-list", lambda: PrivacyLedger(1.0).charge(0.5, [1, 2]), TypeError,
-         "graph"),
+        ("PrivacyLedger-scope-empty", lambda: PrivacyLedger(1.0, scope=""), TypeError, "scope"),
+        ("PrivacyLedger-scope-int", lambda: PrivacyLedger(1.0, scope=2), TypeError, "scope"),
+        ("ledger.charge-label-int", lambda: PrivacyLedger(1.0).charge(0.5, label=3), TypeError,
+         "label"),
         ("PrivacyLedger.load-path-int", lambda: PrivacyLedger.load(5), TypeError, "path"),
+        ("PrivacyLedger.open-new-without-total",
+         lambda: PrivacyLedger.open(_scratch() / "new.json"), LedgerFileError, "total_epsilon"),
+        ("MechanismE.release-ledger-str", lambda: mech.release([1], seed=KEY, ledger="l.json"),
+         TypeError, "ledger"),
+        ("release-ledger-float", lambda: dpgraph.release(small_graph(), 1.0, ledger=2.0),
+         TypeError, "ledger"),
+        # parameters that must be bools, not truthy values
+        ("release-directed-str", lambda: dpgraph.release(digraph(), 1.0, seed=KEY, directed="yes"),
+         TypeError, "directed must be True or False"),
+        ("release-directed-int", lambda: dpgraph.release(digraph(), 1.0, seed=KEY, directed=1),
+         TypeError, "directed must be True or False"),
+        # query sets: dicts, masks, unsigned labels
+        ("cut-S-dict", lambda: R.cut({0: "a", 1: "b"}, [3]), TypeError, "S must be a collection"),
+        ("cut-S-mask-wrong-length", lambda: R.cut(np.array([True, False]), [3]), ValueError,
+         "S: a boolean mask"),
+        ("cut-S-mask-2d", lambda: R.cut(np.ones((2, 3), dtype=bool), [3]), ValueError,
+         "S: a boolean mask"),
+        ("cut-S-mask-empty", lambda: R.cut(np.zeros(6, dtype=bool), [3]), ValueError,
+         "S is empty"),
+        ("cut-S-uint64-huge", lambda: R.cut(np.array([2**64 - 1], dtype=np.uint64), [3]),
+         ValueError, "S contains 1 node"),
+        ("Universe.encode-uint64-wraps-to-label",
+         lambda: Universe([-1, 0, 1]).encode(np.array([2**64 - 1], dtype=np.uint64)), ValueError,
+         "X has 1 value"),
+        # random sources
+        ("substream-negative", lambda: SecureRandom(key=bytes(16)).substream(-1), ValueError,
+         "coordinates"),
+        ("substream-float", lambda: SeededRandom(1).substream(1.5), TypeError, "coordinates"),
+        ("substream-bool", lambda: SecureRandom(key=bytes(16)).substream(True), TypeError,
+         "coordinates"),
+        # files
+        ("load-directory", lambda: LOAD(_scratch()), ValueError, "directory"),
+        ("load-missing", lambda: LOAD(_scratch() / "missing.dpg"), FileNotFoundError,
+         "no such file"),
+        ("load-verify_key-str", lambda: LOAD(_saved(), verify_key="curator"), TypeError,
+         "verify_key"),
+        ("load-verify_key-short", lambda: LOAD(_saved(), verify_key=bytes(31)), TypeError,
+         "verify_key"),
+        ("save-signing_key-str", lambda: R.save(_scratch() / "x.dpg", signing_key="k"), TypeError,
+         "signing_key"),
     ]
     return [pytest.param(fn, exc, name, id=i) for i, fn, exc, name in rows]
 
@@ -184,8 +251,9 @@ def test_bad_input_is_refused_naming_the_argument(fn, exc, name):
 @pytest.mark.parametrize(
     "content, match",
     [(None, "no such"), (b"", "not valid JSON"), (b"\x00\xffcorrupt", "not valid JSON"),
-     (b'{"format": 1}', "format")],
-    ids=["missing", "empty", "corrupted", "foreign"],
+     (b'{"format": 1}', "format"), (b"[" * 50_000 + b"]" * 50_000, "nested"),
+     (b'{"total_epsilon": 1' + b"0" * 400 + b"}", "digits")],
+    ids=["missing", "empty", "corrupted", "foreign", "deep-nesting", "400-digit-number"],
 )
 def test_bad_ledger_files_are_refused_naming_path(tmp_path, content, match):
     path = tmp_path / "f.json"
@@ -196,16 +264,121 @@ def test_bad_ledger_files_are_refused_naming_path(tmp_path, content, match):
     assert "path" in str(info.value)
 
 
+def _dpg(head: bytes) -> bytes:
+    import hashlib
+    import struct
+
+    body = b"\x89DPGRAPH" + struct.pack("<IQ", 1, len(head)) + head
+    return body + hashlib.sha256(body).digest()
+
+
+_START = b'{"format":"dpgraph","version":1,"kind":"packed","n":3,'
+
+
+def _released_with(field: bytes) -> bytes:
+    """A consistent release file (sizes, digest) whose header has ``field`` as raw JSON."""
+    import hashlib
+    import re
+    import struct
+
+    raw = _saved().read_bytes()
+    hlen = struct.unpack("<Q", raw[12:20])[0]
+    head = re.sub(field.split(b":")[0] + rb":[^,]*", lambda m: field, raw[20 : 20 + hlen], count=1)
+    body = raw[:12] + struct.pack("<Q", len(head)) + head + raw[20 + hlen : -32]
+    return body + hashlib.sha256(body).digest()
+
+
 @pytest.mark.parametrize(
-    "content", [None, b"", b"\x00\xff corrupted \x13\x37" * 10], ids=["missing", "empty", "corrupted"]
+    "content",
+    [None, b"", b"\x00\xff corrupted \x13\x37" * 10,
+     _dpg(b"\x00" * (40 << 20)),
+     _dpg(_START + b'"nodes":' + b"[" * 10_000 + b"]" * 10_000 + b"}"),
+     _released_with(b'"epsilon":1' + b"0" * 400),
+     _released_with(b'"epsilon":1e999')],
+    ids=["missing", "empty", "corrupted", "40MiB-junk-header", "deep-nesting", "400-digit-number",
+         "float-overflow"],
 )
 def test_bad_release_files_are_refused_naming_path(tmp_path, content):
     path = tmp_path / "f.dpg"
     if content is not None:
         path.write_bytes(content)
-    with pytest.raises((ValueError, OSError)) as info:
+    with pytest.raises((ValueError, FileNotFoundError)) as info:
         LOAD(path)
     assert "path" in str(info.value) or path.name in str(info.value)
+
+
+def test_release_files_with_bad_input_never_print_a_traceback(tmp_path, capsys):
+    from dpgraph.cli import main
+
+    (tmp_path / "deep.dpg").write_bytes(
+        _dpg(_START + b'"nodes":' + b"[" * 10_000 + b"]" * 10_000 + b"}"))
+    (tmp_path / "big.dpg").write_bytes(_released_with(b'"epsilon":1' + b"0" * 400))
+    for target in (tmp_path, tmp_path / "deep.dpg", tmp_path / "big.dpg", tmp_path / "none.dpg"):
+        assert main(["cut", str(target), "--S", "0", "--T", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("dpgraph: error: ") and "Traceback" not in err, err
+
+
+# ---- inputs that used to be misread --------------------------------------------------
+def test_a_boolean_array_is_a_mask_over_the_nodes():
+    G = nx.relabel_nodes(nx.gnp_random_graph(40, 0.2, seed=1), {v: f"n{v}" for v in range(40)})
+    R = dpgraph.release(G, 1.0, seed=KEY)
+    mask = np.zeros(40, dtype=bool)
+    mask[[3, 5, 30]] = True
+    S = [R.nodes[i] for i in (3, 5, 30)]
+    T = [v for v in R.nodes if v not in S]
+    assert R.cut(mask, ~mask).value == R.cut(S, T).value
+    # on integer labels a mask is not the labels {0, 1}
+    H = dpgraph.release(nx.path_graph(6), 1.0, seed=KEY)
+    m = np.array([False, False, False, True, True, False])
+    assert H.cut(m, [0]).value == H.cut([3, 4], [0]).value != H.cut([0, 1], [5]).value
+
+
+def test_unsigned_labels_work_like_signed_ones():
+    big = 2**60 + 4  # 2**60 is the same float64: a float comparison cannot tell them apart
+    G = nx.Graph([(0, big), (big, 7), (7, 9), (9, 2**60)])
+    R = dpgraph.release(G, 1.0, seed=KEY)
+    u, i = np.array([big, 9], dtype=np.uint64), np.array([big, 9], dtype=np.int64)
+    assert R.cut(u, [0, 7]).value == R.cut(i, [0, 7]).value == R.cut([big, 9], [0, 7]).value
+    U = Universe([-1, 0, 1, 2**60, big])
+    assert U.encode(np.array([1, big], dtype=np.uint64)).tolist() == [2, 4]
+
+
+@pytest.mark.parametrize("make", [lambda: SeededRandom(7), lambda: SecureRandom(key=bytes(16))],
+                         ids=["seeded", "secure"])
+def test_substreams_differ_by_path_and_accept_any_index(make):
+    def w(src):
+        return src.uint64(8).tobytes()
+
+    words = {
+        "root": w(make()),
+        "empty": w(make().substream()),
+        "one": w(make().substream(1)),
+        "nested": w(make().substream(1).substream(2)),
+        "list": w(make().substream(1, 2)),
+        "nested-empty": w(make().substream(1).substream()),
+        "0,1": w(make().substream(0, 1)),
+        "2^32": w(make().substream(2**32)),
+        "2^63": w(make().substream(2**63)),
+        "2^64": w(make().substream(2**64)),
+        "10^40": w(make().substream(10**40)),
+    }
+    assert len(set(words.values())) == len(words)
+    assert w(make().substream(2**63, 5)) == w(make().substream(2**63, 5))  # deterministic
+
+
+def test_substreams_of_one_call_keep_their_pinned_streams():
+    """Streams whose path was already distinct did not move (recorded before the change)."""
+    import hashlib
+
+    def h(src):
+        return hashlib.sha256(src.uint64(64).astype("<u8").tobytes()).hexdigest()[:32]
+
+    assert h(SecureRandom(key=bytes(range(16))).substream(3, 4)) == "fae681ea1876cf8ba14840754f090885"
+    assert h(SecureRandom(key=bytes(16)).substream(0, 0)) == "4e9d9bdfae7a4827b97b2889a212354a"
+    assert h(SecureRandom(key=bytes(16)).substream(5)) == "b298ce6e8f5f9df5e1d34bb24ca87677"
+    assert h(SeededRandom(7).substream(1)) == "009548c4bfdad33746de5c4c1b85f185"
+    assert h(SeededRandom(7).substream(1, 2)) == "ec073179d594ebb42a7afa111a3b8845"
 
 
 def test_the_matrix_is_large():
@@ -249,9 +422,11 @@ def test_fuzz_release_and_cut_invariants(case):
     rows = len(S) * len(T)
     assert math.isfinite(est.value) and math.isfinite(est.std) and est.std > 0
     lo, hi = est.ci(0.95)
-    assert 0 <= lo <= hi <= rows
+    assert lo <= est.value <= hi  # an error bar around its own value
     proper = R.cut(S, T, proper=True)
     assert 0 <= proper.value <= rows and proper.value == round(proper.value)
+    lo, hi = proper.ci(0.95)
+    assert 0 <= lo <= proper.value <= hi <= rows
     # the unbiased estimate is (observed - p' rows) / (1 - 2p') with 0 <= observed <= rows
     p = R.flip_probability
     assert -p * rows / (1 - 2 * p) - 1e-6 <= est.value <= (1 - p) * rows / (1 - 2 * p) + 1e-6
@@ -259,3 +434,43 @@ def test_fuzz_release_and_cut_invariants(case):
     assert batch[0].value == pytest.approx(est.value)
     if not directed:
         assert batch[1].value == pytest.approx(est.value)
+
+
+# ---- size checks before work ---------------------------------------------------------
+class _ClaimsManyNodes(nx.Graph):
+    """A graph whose public node count is huge (only the count is ever needed to refuse)."""
+
+    def number_of_nodes(self):
+        return 10**9
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"keep": 0.001}], ids=["dense", "sparse"])
+def test_a_billion_node_release_is_refused_before_allocating(kwargs):
+    import tracemalloc
+
+    G = _ClaimsManyNodes([(0, 1), (1, 2)])
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryError, match=r"1,000,000,000 nodes needs [\d,.]+ GiB of memory "
+                                              r"but only [\d,.]+ GiB is available"):
+            dpgraph.release(G, 1.0, seed=KEY, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+
+
+def test_free_memory_comes_from_psutil(monkeypatch):
+    import collections
+
+    import psutil
+
+    from dpgraph.graph import _memory
+
+    Mem = collections.namedtuple("Mem", "available")
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 20))
+    assert _memory.available_memory() == 1 << 20
+    with pytest.raises(MemoryError, match="0.00 GiB is available"):
+        dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 40))
+    assert dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY).number_of_nodes() == 3000

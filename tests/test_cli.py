@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 
 import networkx as nx
 import pytest
@@ -50,7 +51,7 @@ def test_release_then_cut(tmp_path, edgelist, capsys):
     R = load(out)
     assert R.epsilon == 1.5 and R.number_of_nodes() == len({v for e in G.edges() for v in e})
     again = dpgraph.release(nx.Graph(nx.read_edgelist(path, nodetype=int)), 1.5, seed=4)
-    assert (R._adj.words == again._adj.words).all()  # same seed, same release
+    assert (R.adjacency.words == again.adjacency.words).all()  # same seed, same release
     capsys.readouterr()
     assert _main(["cut", str(out), "--S", "0-9,15", "--T", "20-39", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -73,7 +74,13 @@ def test_seeded_release_warns(tmp_path, edgelist, capsys):
     path, _ = edgelist
     _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "a.dpg"), "--seed", "1",
            "--nodes", "80"])
-    assert "never publish" in capsys.readouterr().err
+    assert capsys.readouterr().err.count("never publish") == 1
+    with warnings.catch_warnings(record=True) as caught:  # said once, not again as a warning
+        warnings.simplefilter("always")
+        _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "c.dpg"), "--seed", "1",
+               "--nodes", "80"])
+    assert not [w for w in caught if issubclass(w.category, dpgraph.SeededReleaseWarning)]
+    assert capsys.readouterr().err.count("never publish") == 1
     _main(["release", str(path), "-e", "1", "-o", str(tmp_path / "b.dpg"), "--nodes", "80"])
     assert "never publish" not in capsys.readouterr().err
 

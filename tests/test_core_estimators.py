@@ -15,7 +15,7 @@ RUNS = 3000
 def exact_variance_of_qu(M: MechanismE, q: StatisticalQuery, idx: np.ndarray) -> float:
     """Var q_u computed row by row from the pmf of each row (independent of the library)."""
     K = M.universe.K
-    keep, move = M.keep_probability, M.move_probability
+    keep, move = M.truth_probability, M.flip_probability
     phi = q.functions[q.groups]  # (n, K) table of each row's function
     pmf = np.full((idx.size, K), move)
     pmf[np.arange(idx.size), idx] = keep
@@ -68,7 +68,7 @@ def test_binary_std_is_exact_and_graph_independent():
     U = Universe([0, 1])
     M = MechanismE(U, epsilon=0.7)
     q = StatisticalQuery.linear([0, 1], n=1000, universe=U)
-    p = M.move_probability
+    p = M.flip_probability
     expected = math.sqrt(1000 * p * (1 - p)) / (1 - 2 * p) / q.normalizer
     for X in (np.zeros(1000, int), np.ones(1000, int)):
         est = M.estimate(q, X)
@@ -85,7 +85,7 @@ def test_qu_matches_paper_formula():
     table = rng.normal(size=(50, 5))
     q = StatisticalQuery(table, universe=U)
     Y = rng.integers(0, 5, size=50)
-    keep, move = M.probabilities.keep_fraction, M.probabilities.move_fraction
+    keep, move = M.probabilities.truth_fraction, M.probabilities.flip_fraction
     ratio = float(move / keep)  # the e^-eps the sampler really uses
     g = float(1 / keep)
     paper = g / (1 - ratio) * q(Y) - ratio / (1 - ratio) * q.C_phi
@@ -139,9 +139,11 @@ def test_proper_error_not_worse_than_bound():
 
 
 def test_estimate_interface():
-    e = Estimate(5.0, 1.0, low=0.0, high=6.0)
-    lo, hi = e.ci(0.95)
-    assert lo == pytest.approx(5 - 1.959963984540054) and hi == 6.0
+    e = Estimate(5.0, 1.0, feasible_range=(0.0, 6.0))
+    lo, hi = e.ci(0.95)  # unbiased: the interval is not clipped, the value lies in it
+    assert lo == pytest.approx(5 - 1.959963984540054) and hi == pytest.approx(5 + 1.959963984540054)
+    p = project(e, 0.0, 6.0)  # proper: value and interval both clipped
+    assert p.proper and p.ci(0.95) == (pytest.approx(5 - 1.959963984540054), 6.0)
     assert float(e) == 5.0
     with pytest.raises(ValueError, match="level"):
         e.ci(1.5)

@@ -33,7 +33,7 @@ EPSILONS = sorted(set(np.logspace(-6, math.log10(50), 40).tolist() + [1e-6, 1.0,
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_dp_ratio_holds_exactly(K, epsilon):
     rr = rr_probabilities(epsilon, K)
-    keep, move = rr.keep_fraction, rr.move_fraction
+    keep, move = rr.truth_fraction, rr.flip_fraction
     assert move > 0 and keep > move
     assert keep + (K - 1) * move == 1
     assert keep / move <= exp_taylor_lower(epsilon)
@@ -44,10 +44,10 @@ def test_dp_ratio_holds_exactly(K, epsilon):
 def test_flip_probability_is_rounded_up_and_tight(epsilon):
     rr = rr_probabilities(epsilon, 2)
     p = math.exp(-epsilon) / (1 + math.exp(-epsilon))
-    assert rr.move_probability < 0.5
+    assert rr.flip_probability < 0.5
     # rounded up by less than a few units of 2^-64 beyond float error of p itself
-    assert rr.move_probability >= p * (1 - 1e-15)
-    assert rr.move_probability - p <= 1e-15 * p + 2.0**-62
+    assert rr.flip_probability >= p * (1 - 1e-15)
+    assert rr.flip_probability - p <= 1e-15 * p + 2.0**-62
 
 
 def test_too_small_epsilon_is_refused():
@@ -57,5 +57,5 @@ def test_too_small_epsilon_is_refused():
 
 def test_large_epsilon_still_certified():
     rr = rr_probabilities(1000.0, 2)
-    assert rr.move_numerator >= 1 and rr.certify()
+    assert rr.flip_numerator >= 1 and rr.certify()
     assert rr.realized_epsilon <= 1000.0

@@ -84,7 +84,7 @@ def test_cuts_equals_cut_query_by_query():
         assert batch[k].value == single.value and batch[k].std == single.std
     proper = R.cuts(pairs, proper=True)
     assert np.all(proper.value == np.round(proper.value))
-    assert np.all((proper.value >= 0) & (proper.value <= proper.high))
+    assert np.all((proper.value >= 0) & (proper.value <= proper.feasible_range[1]))
 
 
 def test_numba_and_numpy_counts_agree():

@@ -154,11 +154,172 @@ def test_pickle_payload_never_executes(tmp_path):
         assert not marker.exists(), f"{name}: code ran during load"
 
 
+# ---- crafted headers (valid digest): nothing the estimators use is taken as given ----
+def _forge(raw: bytes, edit) -> bytes:
+    """Apply ``edit`` to the header of an unsigned file and recompute its digest."""
+    hlen = struct.unpack("<Q", raw[12:20])[0]
+    header = json.loads(raw[20 : 20 + hlen])
+    edit(header)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    return _redigest(raw[:12] + struct.pack("<Q", len(head)) + head + raw[20 + hlen : -32])
+
+
+def _set(**fields):
+    def edit(header):
+        header.update(fields)
+    return edit
+
+
+@pytest.mark.parametrize("edit, match", [
+    (_set(channel={"d": 0.001, "r": [0.4995, 0.5005]}), "channel"),
+    (_set(keep=0.5), "keep"),
+    (_set(flip_probability=0.01), "flip_probability"),
+    (_set(epsilon=2.0), "certified"),   # a larger claim than the numerator's epsilon
+    (_set(flip_numerator=str(2**62)), "certified"),
+])
+def test_headers_that_disagree_with_the_numerators_are_refused(saved, tmp_path, edit, match):
+    _, raw = saved
+    path = tmp_path / "forged.dpg"
+    path.write_bytes(_forge(raw, edit))
+    with pytest.raises(ValueError, match=match):
+        LOAD(path)
+
+
+def test_a_forged_channel_cannot_change_a_cut_answer(saved, tmp_path):
+    """Without the check an edited channel moved a cut estimate by orders of magnitude."""
+    R, raw = saved
+    path = tmp_path / "forged.dpg"
+    ch = R.channel
+    path.write_bytes(_forge(raw, _set(channel={"d": float(ch.d) / 300,
+                                               "r": [float(x) for x in ch.r]})))
+    assert refused(path) is not None
+
+
+# ---- resource bounds: refused cheaply, never RecursionError / OverflowError ----------
+def _with_header(head: bytes, payload: bytes = b"") -> bytes:
+    return _redigest(dpgraph.graph.io.MAGIC + struct.pack("<IQ", 1, len(head)) + head + payload)
+
+
+def _real_head(field: bytes) -> bytes:
+    """A complete, consistent file (sizes, digest) whose header has ``field`` as raw JSON."""
+    import re
+
+    raw = _REAL[0] if _REAL else _REAL.append(_saved_bytes()) or _REAL[0]
+    hlen = struct.unpack("<Q", raw[12:20])[0]
+    name = field.split(b":")[0]
+    head = re.sub(name + rb":[^,]*", lambda m: field, raw[20 : 20 + hlen], count=1)
+    return _redigest(raw[:12] + struct.pack("<Q", len(head)) + head + raw[20 + hlen : -32])
+
+
+_REAL: list = []
+
+
+def _saved_bytes() -> bytes:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        sample_release().save(Path(d) / "r.dpg")
+        return (Path(d) / "r.dpg").read_bytes()
+
+
+def _valid_head(**fields) -> bytes:
+    header = {"format": "dpgraph", "version": 1, "kind": "packed", "n": 3}
+    header.update(fields)
+    return json.dumps(header, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("name, head", [
+    ("40 MiB junk", lambda: b"\x00" * (40 << 20)),
+    ("40 MiB for 3 nodes", lambda: _valid_head(nodes=["x" * (40 << 20)])),
+    ("deep nesting", lambda: _valid_head()[:-1] + b',"nodes":' + b"[" * 10_000 + b"]" * 10_000
+     + b"}"),
+    ("400-digit number", lambda: _real_head(b'"epsilon":1' + b"0" * 400)),
+    ("huge float", lambda: _real_head(b'"epsilon":1e999')),
+    ("huge float payload", lambda: _real_head(b'"flip_probability":-1e999')),
+    ("400-digit n", lambda: b'{"format":"dpgraph","version":1,"kind":"packed","n":1'
+     + b"0" * 400 + b"}"),
+])
+def test_hostile_headers_are_refused_with_a_value_error(tmp_path, name, head):
+    import tracemalloc
+
+    path = tmp_path / "hostile.dpg"
+    content = head()
+    path.write_bytes(content if content.startswith(dpgraph.graph.io.MAGIC) else _with_header(content))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError):
+            LOAD(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{name}: loading used {peak / 2**20:.0f} MiB to refuse it"
+
+
+def test_directories_and_missing_files_are_refused_clearly(tmp_path):
+    with pytest.raises(ValueError, match="directory"):
+        LOAD(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        LOAD(tmp_path / "missing.dpg")
+
+
+# ---- signed files: any changed byte, another key, a stripped signature ----------------
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory):
+    R = sample_release()
+    sk, vk = dpgraph.generate_signing_key()
+    path = tmp_path_factory.mktemp("signed") / "release.dpg"
+    R.save(path, signing_key=sk)
+    return vk, path.read_bytes()
+
+
+@FUZZ
+@given(data=st.data())
+def test_bit_flipped_signed_files_fail_verification(signed, tmp_path, data):
+    vk, raw = signed
+    pos = data.draw(st.integers(0, len(raw) - 1))
+    damaged = bytearray(raw)
+    damaged[pos] ^= 1 << data.draw(st.integers(0, 7))
+    path = tmp_path / "flip.dpg"
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(ValueError):
+        LOAD(path, verify_key=vk)
+
+
+def test_re_signed_or_stripped_files_fail_verification(signed, tmp_path):
+    vk, raw = signed
+    hlen = struct.unpack("<Q", raw[12:20])[0]
+    body = raw[: -32 - 64]
+    # strip the signature and the header fields that announce it, recompute the digest
+    header = json.loads(raw[20 : 20 + hlen])
+    del header["signature"], header["signer"]
+    head = json.dumps(header, separators=(",", ":")).encode()
+    stripped = _redigest(body[:12] + struct.pack("<Q", len(head)) + head + body[20 + hlen :])
+    path = tmp_path / "stripped.dpg"
+    path.write_bytes(stripped)
+    LOAD(path)  # a valid unsigned file ...
+    with pytest.raises(ValueError, match="not signed"):
+        LOAD(path, verify_key=vk)  # ... but not the curator's
+    # an attacker's signature over an edited file
+    from dpgraph.graph import signing
+
+    mine, _ = dpgraph.generate_signing_key()
+    key = signing.signing_key(mine)
+    header = json.loads(raw[20 : 20 + hlen])
+    header["signer"] = signing.public_hex(key)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    unsigned = _redigest(body[:12] + struct.pack("<Q", len(head)) + head + body[20 + hlen :])
+    forged = unsigned + signing.sign_digest(key, unsigned[-32:])
+    path.write_bytes(forged)
+    with pytest.raises(ValueError, match="signature check failed"):
+        LOAD(path, verify_key=vk)
+
+
 # ---- ledger files -------------------------------------------------------------------
 def _ledger_bytes() -> bytes:
     L = PrivacyLedger(total_epsilon=2.0)
-    L.charge(0.5, nx.path_graph(5), label="a")
-    L.charge(1.0, nx.path_graph(5))
+    L.charge(0.5, label="a")
+    L.with_scope("b").charge(1.0)
     return json.dumps(L.to_dict()).encode()
 
 
@@ -188,7 +349,7 @@ def test_damaged_ledger_files_load_cleanly_or_are_refused(tmp_path, data):
         return
     # whatever loads is a well-formed ledger
     assert L.total_epsilon > 0 and all(e.epsilon > 0 for e in L.entries)
-    assert len(L._key) == 32
+    assert len(L.id) == 32
 
 
 @FUZZ

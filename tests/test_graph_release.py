@@ -45,7 +45,7 @@ def random_encoded(n: int, directed: bool, density: float, seed: int) -> tuple[E
 def test_flip_rate_on_edges_and_non_edges(directed, n):
     """Flip rate on edges and on non-edges each equals p' (Wilson, alpha 1e-6, > 1e6 trials)."""
     rr = rr_probabilities(1.0)
-    p = rr.move_probability
+    p = rr.flip_probability
     enc, truth = random_encoded(n, directed, 0.5, seed=11)
     valid = ~np.eye(n, dtype=bool) if directed else np.triu(np.ones((n, n), dtype=bool), 1)
     released = dense_bits(release_packed(enc, rr, SeededRandom(5)))
@@ -77,7 +77,7 @@ def test_flip_rate_through_the_public_api():
     flips_edges, flips_non = m - kept, H.number_of_edges() - kept
     for flips, trials in ((flips_edges, m), (flips_non, pairs - m)):
         lo, hi = wilson(flips, trials)
-        assert lo <= rr.move_probability <= hi
+        assert lo <= rr.flip_probability <= hi
 
 
 @pytest.mark.parametrize("n", [2, 3, 63, 64, 65, 127, 128, 129, 200])
@@ -125,7 +125,7 @@ class Scripted(RandomSource):
         return out
 
 
-@pytest.mark.parametrize("numerator", [1, 12345, 1 << 63, (1 << 63) + 1, rr_probabilities(1.0).move_numerator,
+@pytest.mark.parametrize("numerator", [1, 12345, 1 << 63, (1 << 63) + 1, rr_probabilities(1.0).flip_numerator,
                                        FULL - 1])
 def test_sampler_compares_exactly(numerator):
     """U == numerator gives 0 (after all 64 bits), U == numerator - 1 gives 1, U == numerator + 1 gives 0."""
@@ -138,7 +138,7 @@ def test_sampler_compares_exactly(numerator):
         assert not bernoulli_words(n_words, numerator, Scripted(numerator + 1)).any()
 
 
-@pytest.mark.parametrize("numerator", [3 << 60, 1 << 50, rr_probabilities(3.0).move_numerator])
+@pytest.mark.parametrize("numerator", [3 << 60, 1 << 50, rr_probabilities(3.0).flip_numerator])
 def test_sampler_rate(numerator):
     """P(bit) = numerator / 2^64 (Wilson interval at alpha 1e-6 over 2^21 bits)."""
     w = bernoulli_words(1 << 15, numerator, SeededRandom(numerator % 1000))
@@ -157,10 +157,10 @@ def test_sampler_arguments():
 
 def test_same_seed_same_release_different_seeds_differ():
     G = nx.gnp_random_graph(300, 0.1, seed=4)
-    a = dpgraph.release(G, 1.0, seed=7)._adj.words
-    b = dpgraph.release(G, 1.0, seed=7)._adj.words
-    c = dpgraph.release(G, 1.0, seed=8)._adj.words
-    g = dpgraph.release(G, 1.0, seed=np.random.default_rng(7))._adj.words
+    a = dpgraph.release(G, 1.0, seed=7).adjacency.words
+    b = dpgraph.release(G, 1.0, seed=7).adjacency.words
+    c = dpgraph.release(G, 1.0, seed=8).adjacency.words
+    g = dpgraph.release(G, 1.0, seed=np.random.default_rng(7)).adjacency.words
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
     assert g.shape == a.shape
@@ -168,7 +168,7 @@ def test_same_seed_same_release_different_seeds_differ():
 
 def test_seed_none_never_repeats():
     G = nx.path_graph(200)
-    seen = {dpgraph.release(G, 1.0)._adj.words.tobytes() for _ in range(20)}
+    seen = {dpgraph.release(G, 1.0).adjacency.words.tobytes() for _ in range(20)}
     assert len(seen) == 20
 
 
@@ -181,7 +181,7 @@ def test_release_pinned_for_a_seed():
     import hashlib
 
     G = nx.gnp_random_graph(500, 0.05, seed=1)
-    words = dpgraph.release(G, 1.0, seed=2024)._adj.words.astype("<u8").tobytes()
+    words = dpgraph.release(G, 1.0, seed=2024).adjacency.words.astype("<u8").tobytes()
     # recorded when the schedule was fixed (PCG64 stream of seed 2024, 8 dense rounds,
     # chunks of 2^15 words, groups of 2^20 words, bands of 64 rows)
     assert hashlib.sha256(words).hexdigest() == (
@@ -226,5 +226,5 @@ def test_too_large_refused_before_allocating(monkeypatch):
 
 def test_memory_is_two_bits_per_pair():
     R = dpgraph.release(nx.empty_graph(4096), 1.0, seed=0)
-    assert R._adj.nbytes * 8 / R.number_of_pairs <= 2.0 + 1e-3
+    assert R.adjacency.nbytes * 8 / R.number_of_pairs <= 2.0 + 1e-3
     assert encode_graph(nx.empty_graph(5)).rows.size == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 
 import networkx as nx
@@ -24,10 +25,10 @@ def test_round_trip_bit_identical(tmp_path, directed):
     path = tmp_path / "r.dpg"
     R.save(path)
     Q = load(path)
-    assert np.array_equal(Q._adj.words, R._adj.words)
+    assert np.array_equal(Q.adjacency.words, R.adjacency.words)
     assert Q.nodes == R.nodes and Q.directed == R.directed
     assert Q.epsilon == R.epsilon
-    assert Q.probabilities.move_numerator == R.probabilities.move_numerator
+    assert Q.probabilities.flip_numerator == R.probabilities.flip_numerator
     assert Q.realized_epsilon == R.realized_epsilon
     S, T = list(range(0, 30)), list(range(30, 70))
     assert Q.cut(S, T) == R.cut(S, T)
@@ -165,7 +166,7 @@ def test_file_holds_no_input_graph(tmp_path):
     assert set(header) == {"format", "version", "kind", "n", "directed", "epsilon", "flip_numerator",
                            "flip_bits", "flip_probability", "keep", "channel", "nodes",
                            "payload_bytes", "words_per_row", "word_bits", "bit_order"}
-    assert data[20 + hlen : -32] == R._adj.words.astype("<u8").tobytes()
+    assert data[20 + hlen : -32] == R.adjacency.words.astype("<u8").tobytes()
 
 
 def test_header_field_types_checked(saved, tmp_path):
@@ -184,3 +185,82 @@ def test_header_field_types_checked(saved, tmp_path):
         bad.write_bytes(_rewrite(data, edit))
         with pytest.raises(ValueError):
             load(bad)
+
+
+# ---- signatures ------------------------------------------------------------------
+def test_signed_files_verify_with_raw_bytes_or_key_objects(tmp_path):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    R = dpgraph.release(nx.gnp_random_graph(80, 0.1, seed=4), 1.0, seed=5)
+    sk, vk = dpgraph.generate_signing_key()
+    a, b = tmp_path / "a.dpg", tmp_path / "b.dpg"
+    R.save(a, signing_key=sk)
+    obj = Ed25519PrivateKey.generate()
+    R.save(b, signing_key=obj)
+    assert load(a, verify_key=vk).number_of_edges() == R.number_of_edges()
+    assert load(b, verify_key=obj.public_key()).nodes == R.nodes
+    load(a)  # a signed file still loads without a key (nothing is then verified)
+    with pytest.raises(ValueError, match="signature check failed"):
+        load(a, verify_key=obj.public_key())  # wrong key
+    R.save(tmp_path / "u.dpg")
+    with pytest.raises(ValueError, match="not signed"):
+        load(tmp_path / "u.dpg", verify_key=vk)
+    data = bytearray(a.read_bytes())
+    data[-1] ^= 1  # the signature itself
+    (tmp_path / "s.dpg").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="signature"):
+        load(tmp_path / "s.dpg", verify_key=vk)
+
+
+@pytest.mark.parametrize("key, exc", [("secret", TypeError), (bytes(31), TypeError), (3, TypeError)])
+def test_bad_signing_and_verify_keys(tmp_path, key, exc):
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=1)
+    with pytest.raises(exc, match="signing_key"):
+        R.save(tmp_path / "x.dpg", signing_key=key)
+    assert not (tmp_path / "x.dpg").exists()
+    R.save(tmp_path / "x.dpg")
+    with pytest.raises(exc, match="verify_key"):
+        load(tmp_path / "x.dpg", verify_key=key)
+
+
+def test_sparse_channel_and_keep_are_derived_from_the_numerators(tmp_path):
+    G = nx.gnp_random_graph(60, 0.1, seed=2)
+    S = dpgraph.release(G, 1.0, seed=3, keep=0.25)
+    S.save(tmp_path / "s.dpg")
+    T = load(tmp_path / "s.dpg")
+    assert T.keep == S.keep and T.channel.d == S.channel.d
+    assert np.array_equal(T.channel.r, S.channel.r)
+    data = (tmp_path / "s.dpg").read_bytes()
+
+    def edit(h, p, v):
+        h["channel"]["d"] = h["channel"]["d"] * 2
+        return h, p, v
+
+    (tmp_path / "f.dpg").write_bytes(_rewrite(data, edit))
+    with pytest.raises(ValueError, match="channel"):
+        load(tmp_path / "f.dpg")
+
+
+def test_command_line_signs_and_verifies(tmp_path, capsys):
+    import stat as stat_mod
+
+    from dpgraph.cli import main
+
+    edges = tmp_path / "g.txt"
+    edges.write_text("0 1\n1 2\n2 3\n")
+    assert main(["keygen", str(tmp_path / "curator")]) == 0
+    secret = tmp_path / "curator.key"
+    assert stat_mod.S_IMODE(os.stat(secret).st_mode) == 0o600
+    assert main(["keygen", str(tmp_path / "curator")]) == 2  # never overwrites a key
+    out = tmp_path / "r.dpg"
+    assert main(["release", str(edges), "--nodes", "6", "-e", "1", "-o", str(out),
+                 "--signing-key", str(secret)]) == 0
+    cut = ["cut", str(out), "--S", "0,1", "--T", "2,3"]
+    assert main(cut + ["--verify-key", str(tmp_path / "curator.pub")]) == 0
+    assert main(["keygen", str(tmp_path / "other")]) == 0
+    capsys.readouterr()
+    assert main(cut + ["--verify-key", str(tmp_path / "other.pub")]) == 2
+    err = capsys.readouterr().err
+    assert "signature check failed" in err and "Traceback" not in err
+    assert main(cut + ["--verify-key", str(edges)]) == 2
+    assert "not a key file" in capsys.readouterr().err

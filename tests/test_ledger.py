@@ -8,7 +8,6 @@ import stat
 import warnings
 
 import networkx as nx
-import numpy as np
 import pytest
 
 import dpgraph
@@ -36,68 +35,59 @@ def graph():
 
 
 # ---- composition ---------------------------------------------------------------
-def test_releases_of_one_graph_compose_and_the_excess_is_refused():
+def test_releases_compose_and_the_excess_is_refused():
     L = PrivacyLedger(total_epsilon=2.0)
-    G = graph()
-    L.charge(1.0, G)
-    L.charge(0.5, G)
-    assert L.spent(G) == 1.5 and L.remaining(G) == 0.5
+    L.charge(1.0)
+    L.charge(0.5)
+    assert L.spent() == 1.5 and L.remaining() == 0.5
     with pytest.raises(BudgetExceededError, match="total_epsilon=2") as info:
-        L.charge(0.6, G)
+        L.charge(0.6)
     assert "epsilon=0.6" in str(info.value) and "remaining 0.5" in str(info.value)
-    assert L.spent(G) == 1.5  # a refused charge records nothing
-    L.charge(0.5, G)  # exactly the rest is fine
-    assert L.remaining(G) == 0.0
+    assert L.spent() == 1.5  # a refused charge records nothing
+    L.charge(0.5)  # exactly the rest is fine
+    assert L.remaining() == 0.0
     assert len(L.entries) == 3
 
 
 def test_decimal_budget_splits_compose_exactly():
     L = PrivacyLedger(total_epsilon=0.3)
-    G = graph()
     for _ in range(3):
-        L.charge(0.1, G)  # 0.1 + 0.1 + 0.1 != 0.3 in binary floating point
+        L.charge(0.1)  # 0.1 + 0.1 + 0.1 != 0.3 in binary floating point
     with pytest.raises(BudgetExceededError):
-        L.charge(1e-9, G)
+        L.charge(1e-9)
 
 
-def test_edge_edits_do_not_reset_the_budget():
-    """A neighbouring graph (one pair changed) shares every privacy unit."""
+@pytest.mark.parametrize("edit", ["add isolated node", "remove node", "flip pair", "relabel"])
+def test_no_edit_of_the_graph_resets_the_budget(edit):
+    """One ledger is one dataset: releasing G, then an edited G, is charged to one budget."""
     L = PrivacyLedger(total_epsilon=1.0)
     G = graph()
+    dpgraph.release(G, 1.0, ledger=L)
     H = G.copy()
-    H.add_edge(0, 11) if not G.has_edge(0, 11) else H.remove_edge(0, 11)
-    L.charge(1.0, G)
+    if edit == "add isolated node":
+        H.add_node(max(G) + 1)
+    elif edit == "remove node":
+        H.remove_node(0)
+    elif edit == "flip pair":
+        H.add_edge(0, 11) if not G.has_edge(0, 11) else H.remove_edge(0, 11)
+    else:
+        H = nx.relabel_nodes(G, {v: f"v{v}" for v in G})
     with pytest.raises(BudgetExceededError):
-        L.charge(0.5, H)
-    # same vertex set given as a DiGraph or with other insertion order: same budget
-    D = nx.DiGraph()
-    D.add_nodes_from(sorted(G.nodes(), reverse=True))
-    assert L.fingerprint(D) == L.fingerprint(G)
+        dpgraph.release(H, 0.5, ledger=L)
+    assert L.spent() == 1.0
 
 
-def test_equal_labels_give_one_fingerprint_and_other_vertex_sets_another():
-    L = PrivacyLedger(total_epsilon=1.0)
-    a = nx.Graph()
-    a.add_nodes_from([1, 2, 3])
-    b = nx.Graph()
-    b.add_nodes_from([np.int64(1), 2.0, 3])
-    c = nx.Graph()
-    c.add_nodes_from([1, 2, 4])
-    d = nx.Graph()
-    d.add_nodes_from(["1", "2", "3"])
-    assert L.fingerprint(a) == L.fingerprint(b)
-    assert len({L.fingerprint(x) for x in (a, c, d)}) == 3
-    L.charge(1.0, a)
-    L.charge(1.0, c)  # a different vertex set has its own budget
-    # another ledger has another key: fingerprints do not link ledgers
-    assert PrivacyLedger(total_epsilon=1.0).fingerprint(a) != L.fingerprint(a)
-
-
-def test_ledger_scope_shares_one_budget_across_vertex_sets():
-    L = PrivacyLedger(total_epsilon=1.0, scope="ledger")
-    L.charge(0.7, nx.path_graph(4))
-    with pytest.raises(BudgetExceededError):
-        L.charge(0.7, nx.path_graph(3))  # a subgraph shares pairs
+def test_named_scopes_have_their_own_budgets_in_one_file(tmp_path):
+    path = tmp_path / "budget.json"
+    L = PrivacyLedger.open(path, total_epsilon=1.0)
+    M = L.with_scope("survey B")
+    L.charge(1.0)
+    M.charge(0.75)
+    with pytest.raises(BudgetExceededError, match="survey B"):
+        M.charge(0.5)
+    back = PrivacyLedger.load(path, scope="survey B")
+    assert back.spent() == 0.75 and PrivacyLedger.load(path).spent() == 1.0
+    assert {e.scope for e in back.entries} == {"default", "survey B"}
 
 
 @pytest.mark.parametrize(
@@ -107,7 +97,8 @@ def test_ledger_scope_shares_one_budget_across_vertex_sets():
         ({"total_epsilon": float("nan")}, ValueError, "total_epsilon"),
         ({"total_epsilon": "1"}, TypeError, "total_epsilon"),
         ({"total_epsilon": True}, TypeError, "total_epsilon"),
-        ({"total_epsilon": 1.0, "scope": "pair"}, ValueError, "scope"),
+        ({"total_epsilon": 1.0, "scope": ""}, TypeError, "scope"),
+        ({"total_epsilon": 1.0, "scope": 3}, TypeError, "scope"),
     ],
 )
 def test_bad_ledger_arguments(kwargs, exc, name):
@@ -118,11 +109,11 @@ def test_bad_ledger_arguments(kwargs, exc, name):
 def test_bad_charge_arguments():
     L = PrivacyLedger(total_epsilon=1.0)
     with pytest.raises(ValueError, match="epsilon"):
-        L.charge(-1, graph())
-    with pytest.raises(TypeError, match="graph"):
-        L.charge(0.5, [1, 2, 3])
+        L.charge(-1)
     with pytest.raises(TypeError, match="label"):
-        L.charge(0.5, graph(), label=3)
+        L.charge(0.5, label=3)
+    with pytest.raises(TypeError):
+        L.charge(0.5, graph())  # no graph argument: the scope is declared, not inferred
     assert not L.entries
 
 
@@ -130,35 +121,129 @@ def test_bad_charge_arguments():
 def test_save_load_round_trip_and_autosave(tmp_path):
     path = tmp_path / "budget.json"
     L = PrivacyLedger(total_epsilon=3.0)
-    G = graph()
-    L.charge(1.0, G, label="first")
+    L.charge(1.0, label="first")
     L.save(path)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # the file holds the key
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     M = PrivacyLedger.load(path)
-    assert M.entries == L.entries and M.total_epsilon == 3.0
-    assert M.fingerprint(G) == L.fingerprint(G)
-    M.charge(1.5, G)  # autosaved before returning
+    assert M.entries == L.entries and M.total_epsilon == 3.0 and M.id == L.id
+    M.charge(1.5)  # written before returning
     N = PrivacyLedger.load(path)
-    assert N.spent(G) == 2.5
+    assert N.spent() == 2.5
     with pytest.raises(BudgetExceededError):
-        N.charge(1.0, G)
+        N.charge(1.0)
 
 
-def test_file_holds_nothing_computed_from_edges(tmp_path):
-    """Two ledgers with the same key, charged with graphs that differ in edges
-    only, write byte-identical files (timestamps aside)."""
+def test_two_objects_on_one_file_share_the_budget(tmp_path):
+    """Each charge re-reads the file under the lock: a stale object cannot overspend."""
+    path = tmp_path / "budget.json"
+    PrivacyLedger(total_epsilon=1.0).save(path)
+    a, b = PrivacyLedger.load(path), PrivacyLedger.load(path)
+    a.charge(1.0)
+    with pytest.raises(BudgetExceededError):
+        b.charge(1.0)
+    assert len(PrivacyLedger.load(path).entries) == 1
+
+
+def _charge_whole_budget(path, barrier, results):
+    L = PrivacyLedger.load(path)
+    barrier.wait()  # both processes have loaded the same state
+    try:
+        L.charge(1.0)
+        results.put("ok")
+    except BudgetExceededError:
+        results.put("refused")
+
+
+def test_two_processes_cannot_both_spend_the_budget(tmp_path):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    path = tmp_path / "budget.json"
+    PrivacyLedger(total_epsilon=1.0).save(path)
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_charge_whole_budget, args=(path, barrier, results))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert all(p.exitcode == 0 for p in procs)
+    outcomes = sorted(results.get(timeout=5) for _ in procs)
+    assert outcomes == ["ok", "refused"]
+    assert len(PrivacyLedger.load(path).entries) == 1
+
+
+def test_save_never_overwrites_another_ledger(tmp_path):
+    path = tmp_path / "budget.json"
+    L = PrivacyLedger.open(path, total_epsilon=1.0)
+    L.charge(1.0)
+    with pytest.raises(LedgerFileError, match="another privacy ledger"):
+        PrivacyLedger(total_epsilon=1.0).save(path)  # would reset the budget
+    with pytest.raises(LedgerFileError, match="total_epsilon"):
+        PrivacyLedger.open(path, total_epsilon=5.0)
+    assert PrivacyLedger.open(path).remaining() == 0.0
+
+
+def test_a_deleted_or_replaced_file_refuses_charges(tmp_path):
+    path = tmp_path / "budget.json"
+    L = PrivacyLedger.open(path, total_epsilon=1.0)
+    L.charge(0.5)
+    os.unlink(path)
+    with pytest.raises(LedgerFileError, match="no such ledger"):
+        L.charge(0.5)
+    PrivacyLedger(total_epsilon=1.0).save(path)
+    with pytest.raises(LedgerFileError, match="another ledger"):
+        L.charge(0.5)
+
+
+def test_temporary_files_are_private_and_leftovers_removed(tmp_path, monkeypatch):
+    path = tmp_path / "budget.json"
+    leftover = tmp_path / ".budget.json.tmp-killed"
+    leftover.write_text("{}")
+    L = PrivacyLedger.open(path, total_epsilon=1.0)
+    assert not leftover.exists(), "a killed save's temporary file was kept"
+    modes = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        modes.append(stat.S_IMODE(os.stat(src).st_mode))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    L.charge(0.25)
+    assert modes == [0o600]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["budget.json", "budget.json.lock"]
+
+
+def test_file_holds_nothing_computed_from_the_graph(tmp_path):
+    """Releases of graphs that differ in edges write identical ledgers (times aside)."""
     G = graph()
     H = nx.empty_graph(G.nodes())
     files = []
-    for k, g in enumerate((G, H)):
+    for g in (G, H):
         L = PrivacyLedger(total_epsilon=1.0)
-        L._key = bytes(32)
-        L.charge(0.5, g)
+        L._book.id = "0" * 32
+        dpgraph.release(g, 0.5, ledger=L)
         doc = L.to_dict()
         for e in doc["entries"]:
             e["time"] = None
         files.append(json.dumps(doc))
     assert files[0] == files[1]
+
+
+def test_version_1_files_are_read_and_over_count(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({
+        "format": "dpgraph-privacy-ledger", "version": 1, "total_epsilon": 2.0, "scope": "graph",
+        "key": "11" * 32, "entries": [
+            {"epsilon": 1.0, "dataset": "a" * 64, "label": None, "time": None},
+            {"epsilon": 0.5, "dataset": "b" * 64, "label": "x", "time": None}]}))
+    L = PrivacyLedger.load(path)
+    assert L.spent() == 1.5  # two vertex sets, now one budget: the safe direction
+    L.charge(0.5)
+    assert json.loads(path.read_text())["version"] == 2
+    with pytest.raises(BudgetExceededError):
+        PrivacyLedger.load(path).charge(0.1)
 
 
 @pytest.mark.parametrize(
@@ -170,7 +255,10 @@ def test_file_holds_nothing_computed_from_edges(tmp_path):
         (b'{"format": "something-else"}', "format"),
         (b"[1, 2]", "format"),
         (b'{"format": "dpgraph-privacy-ledger", "version": 99}', "version"),
-        (b"NaN", "not valid JSON"),
+        (b"NaN", "not valid"),
+        (b"[" * 100000 + b"]" * 100000, "nested"),
+        (b'{"format": "dpgraph-privacy-ledger", "version": 2, "total_epsilon": 1'
+         + b"0" * 400 + b"}", "digits"),
     ],
 )
 def test_load_refuses_bad_files(tmp_path, content, match):
@@ -184,11 +272,11 @@ def test_load_refuses_bad_files(tmp_path, content, match):
 
 def test_load_refuses_tampered_fields(tmp_path):
     L = PrivacyLedger(total_epsilon=1.0)
-    L.charge(0.5, graph())
+    L.charge(0.5)
     good = L.to_dict()
     variants = []
-    for field, value in [("total_epsilon", -1), ("total_epsilon", "1"), ("key", "zz"),
-                         ("scope", "x"), ("entries", {}), ("extra", 1)]:
+    for field, value in [("total_epsilon", -1), ("total_epsilon", "1"), ("id", "zz"),
+                         ("entries", {}), ("extra", 1)]:
         d = json.loads(json.dumps(good))
         d[field] = value
         variants.append(d)
@@ -196,7 +284,7 @@ def test_load_refuses_tampered_fields(tmp_path):
     d["entries"][0]["epsilon"] = 0
     variants.append(d)
     d = json.loads(json.dumps(good))
-    d["entries"][0]["dataset"] = "not-hex"
+    d["entries"][0]["scope"] = 7
     variants.append(d)
     for k, d in enumerate(variants):
         path = tmp_path / f"v{k}.json"
@@ -209,13 +297,19 @@ def test_load_refuses_tampered_fields(tmp_path):
         PrivacyLedger.load(3)
 
 
-def test_failed_autosave_refuses_the_charge(tmp_path):
-    L = PrivacyLedger(total_epsilon=2.0)
-    L.save(tmp_path / "l.json")
-    L.path = tmp_path / "missing-dir" / "l.json"
+def test_failed_write_refuses_the_charge(tmp_path, monkeypatch):
+    path = tmp_path / "l.json"
+    L = PrivacyLedger.open(path, total_epsilon=2.0)
+
+    def broken(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(OSError):
-        L.charge(0.5, graph())
-    assert not L.entries
+        L.charge(0.5)
+    monkeypatch.undo()
+    assert not L.entries and PrivacyLedger.load(path).spent() == 0.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.json", "l.json.lock"]
 
 
 # ---- integration with dpgraph.release (needs the api.py snippet) ---------------------
@@ -224,12 +318,12 @@ def test_release_charges_the_ledger_and_refuses_before_sampling():
     G = graph()
     src = CountingSource()
     dpgraph.release(G, 1.0, seed=src, ledger=L)
-    assert src.drawn > 0 and L.spent(G) == 1.0
+    assert src.drawn > 0 and L.spent() == 1.0
     src.drawn = 0
     with pytest.raises(BudgetExceededError):
         dpgraph.release(G, 1.0, seed=src, ledger=L)
     assert src.drawn == 0, "randomness was drawn for a refused release"
-    assert L.spent(G) == 1.0
+    assert L.spent() == 1.0
     with pytest.raises(TypeError, match="ledger"):
         dpgraph.release(G, 0.1, ledger="budget.json")
 
@@ -251,3 +345,40 @@ def test_seeded_release_warns_and_secure_release_does_not():
         warnings.simplefilter("error", SeededReleaseWarning)
         dpgraph.release(G, 1.0)
         dpgraph.release(G, 1.0, seed=SecureRandom(key=bytes(16)))
+
+
+def test_mechanism_release_takes_a_ledger():
+    from dpgraph.core import MechanismE, Universe
+
+    L = PrivacyLedger(total_epsilon=1.0)
+    M = MechanismE(Universe([0, 1, 2]), epsilon=0.75)
+    src = CountingSource()
+    M.release([0, 1, 2, 1], seed=src, ledger=L)
+    assert L.spent() == 0.75 and src.drawn > 0
+    src.drawn = 0
+    with pytest.raises(BudgetExceededError):
+        M.release([0, 1], seed=src, ledger=L)
+    assert src.drawn == 0
+    with pytest.raises(ValueError):
+        M.release([7], ledger=L)  # invalid rows: refused before charging
+    assert L.spent() == 0.75
+    with pytest.raises(TypeError, match="ledger"):
+        M.release([0], ledger=2.0)
+
+
+def test_cli_release_charges_a_ledger_file(tmp_path, capsys):
+    from dpgraph.cli import main
+
+    edges = tmp_path / "g.txt"
+    edges.write_text("0 1\n1 2\n2 3\n")
+    ledger = tmp_path / "budget.json"
+    args = ["release", str(edges), "--nodes", "5", "-e", "1.0", "--ledger", str(ledger)]
+    assert main(args + ["-o", str(tmp_path / "a.dpg"), "--budget", "1.5"]) == 0
+    assert main(args + ["-o", str(tmp_path / "b.dpg")]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "total_epsilon" in err and "Traceback" not in err
+    assert not (tmp_path / "b.dpg").exists()
+    assert PrivacyLedger.load(ledger).spent() == 1.0
+    assert main(["release", str(edges), "--nodes", "5", "-e", "1.0", "-o", str(tmp_path / "c.dpg"),
+                 "--ledger", str(tmp_path / "missing.json")]) == 2
+    assert "pass total_epsilon" in capsys.readouterr().err

@@ -13,11 +13,13 @@ from dpgraph.baselines import mwem, mwem_statistical
 from dpgraph.core import StatisticalQuery
 
 
-def reference_mwem(B, Q, epsilon, T, passes, rng):
+def reference_mwem(B, Q, epsilon, T, passes, rng, update="replay"):
     """Brute-force MWEM written from the pseudocode, one scalar at a time.
 
     Draw order matches the vectorized implementation for a single database:
     per round one uniform (selection, inverse CDF) then one Laplace variate.
+    ``update="plain"`` applies the newest measurement once per round (the
+    analysed algorithm); ``"replay"`` sweeps ``passes`` times over all of them.
     """
     K = len(B)
     n = float(sum(B))
@@ -43,8 +45,9 @@ def reference_mwem(B, Q, epsilon, T, passes, rng):
                 break
         true = sum(B[x] * Q[pick][x] for x in range(K))
         meas.append((Q[pick], true + rng.laplace(0.0, delta / eps_t, size=1)[0]))
+        todo = meas if update == "replay" else meas[-1:]
         for _ in range(passes):
-            for q, m in meas:
+            for q, m in todo:
                 qa = sum(A[x] * q[x] for x in range(K))
                 A = [A[x] * math.exp(q[x] * (m - qa) / (2 * n)) for x in range(K)]
                 s = sum(A)
@@ -60,6 +63,69 @@ def test_matches_brute_force_reference_on_tiny_universe(passes):
     want = reference_mwem(B, Q.tolist(), 2.0, 4, passes, np.random.default_rng(11))
     np.testing.assert_allclose(got.histogram, want, rtol=1e-12)
     assert got.histogram.sum() == pytest.approx(B.sum())
+
+
+def test_plain_update_matches_scalar_transcription():
+    """The plain update (newest measurement only, once per round), last histogram."""
+    B = np.array([7.0, 0.0, 12.0, 3.0])
+    Q = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0], [0.5, 0.0, 1.0, 0.2],
+                  [0.2, 0.9, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0]])
+    got = mwem(B, Q, epsilon=2.0, T=6, update="plain", seed=np.random.default_rng(5))
+    want = reference_mwem(B, Q.tolist(), 2.0, 6, 1, np.random.default_rng(5), update="plain")
+    np.testing.assert_allclose(got.histogram, want, rtol=1e-12, atol=1e-12)
+
+
+def test_plain_average_matches_scalar_transcription():
+    """Textbook MWEM (plain update, averaged rounds) against a scalar loop."""
+    B = [30.0, 2.0, 0.0, 9.0, 14.0]
+    Q = [[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0, 0.5], [0.3, 0.0, 1.0, 0.2, 0.0],
+         [0.2, 0.9, 0.0, 1.0, 0.1]]
+    epsilon, T = 1.5, 7
+    got = mwem(np.array(B), np.array(Q), epsilon=epsilon, T=T, update="plain", average=True,
+               seed=np.random.default_rng(21))
+    rng = np.random.default_rng(21)
+    K, n = len(B), sum(B)
+    delta = max(max(q) - min(q) for q in Q)
+    eps_t = epsilon / (2 * T)
+    A = [n / K] * K
+    total = [0.0] * K
+    for _t in range(T):
+        scores = [eps_t * abs(sum((A[x] - B[x]) * q[x] for x in range(K))) / (2 * delta)
+                  for q in Q]
+        w = [math.exp(s - max(scores)) for s in scores]
+        u = rng.random(1)[0] * sum(w)
+        acc, pick = 0.0, len(Q) - 1
+        for j, wj in enumerate(w):
+            acc += wj
+            if acc >= u:
+                pick = j
+                break
+        q = Q[pick]
+        m = sum(B[x] * q[x] for x in range(K)) + rng.laplace(0.0, delta / eps_t, size=1)[0]
+        qa = sum(A[x] * q[x] for x in range(K))
+        A = [A[x] * math.exp(q[x] * (m - qa) / (2 * n)) for x in range(K)]
+        A = [a * n / sum(A) for a in A]
+        total = [total[x] + A[x] for x in range(K)]
+    np.testing.assert_allclose(got.histogram, [v / T for v in total], rtol=1e-12, atol=1e-12)
+
+
+def test_plain_update_is_not_a_single_replay():
+    """From round 2 on, one replay sweep re-applies old measurements: the results differ."""
+    B = np.array([50.0, 1.0, 0.0, 20.0])
+    Q = np.eye(4)
+    plain = mwem(B, Q, 1.0, T=5, update="plain", seed=np.random.default_rng(2)).histogram
+    replay = mwem(B, Q, 1.0, T=5, update="replay", passes=1,
+                  seed=np.random.default_rng(2)).histogram
+    assert np.abs(plain - replay).max() > 1e-6
+
+
+def test_update_validation():
+    with pytest.raises(ValueError, match="update must be 'plain' or 'replay'"):
+        mwem(np.ones(3), np.eye(3), 1.0, update="textbook")
+    with pytest.raises(ValueError, match="applies to update='replay' only"):
+        mwem(np.ones(3), np.eye(3), 1.0, update="plain", passes=3)
+    with pytest.raises(ValueError, match="passes must be >= 1"):
+        mwem(np.ones(3), np.eye(3), 1.0, passes=0)
 
 
 def test_batch_equals_independent_runs_in_distribution_shape():

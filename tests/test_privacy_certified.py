@@ -59,7 +59,7 @@ assert exp_lower_fixed(Fraction(45)) > (1 << 64) * ONE
 
 def certified_exactly(rr) -> bool:
     """keep / move <= e^eps and move < keep, in integers only."""
-    m, K, den = rr.move_numerator, rr.K, 1 << rr.bits
+    m, K, den = rr.flip_numerator, rr.K, 1 << rr.bits
     keep_num = den - (K - 1) * m
     if not (0 < m < keep_num):
         return False
@@ -108,7 +108,7 @@ def test_every_accepted_epsilon_is_certified(K):
             failures.append(eps)
         real = rr.realized_epsilon
         assert real <= rr.epsilon, eps
-        ratio = rr.keep_fraction / rr.move_fraction
+        ratio = rr.truth_fraction / rr.flip_fraction
         assert ratio > 1
         # realized_epsilon is ln(ratio), rounded down, to float accuracy
         ln_ratio = math.log1p(float(ratio - 1))
@@ -124,7 +124,7 @@ def test_flip_probability_below_one_half_and_close_to_exact():
     half = Fraction(1, 2)
     for eps in np.geomspace(precision_floor(2), 60, 5_000).tolist():
         rr = rr_probabilities(eps, 2)
-        p = rr.move_fraction
+        p = rr.flip_fraction
         assert p < half
         # p' rounded up onto the 2^-64 grid from the true p: at most ~2^-64 above it
         target = 1 / (1 + math.exp(eps)) if eps < 700 else 0.0
@@ -162,12 +162,12 @@ def test_graph_release_samples_with_the_certified_numerator(monkeypatch):
         seen.clear()
         R = dpgraph.release(G, eps, seed=0)
         rr = rr_probabilities(eps, 2)
-        assert seen and set(seen) == {rr.move_numerator}
+        assert seen and set(seen) == {rr.flip_numerator}
         assert certified_exactly(R.probabilities)
-        assert R.flip_probability == float(rr.move_fraction)
+        assert R.flip_probability == float(rr.flip_fraction)
         assert R.realized_epsilon == rr.realized_epsilon <= eps
         # the estimators use the same public probability
-        assert R.channel.d == pytest.approx(float(1 - 2 * rr.move_fraction), rel=1e-15)
+        assert R.channel.d == pytest.approx(float(1 - 2 * rr.flip_fraction), rel=1e-15)
 
 
 def test_mechanism_e_samples_with_the_certified_numerator(monkeypatch):
@@ -175,7 +175,7 @@ def test_mechanism_e_samples_with_the_certified_numerator(monkeypatch):
     real = mechanism_module.rr_sample
 
     def spy(indices, rr, source):
-        seen.append((rr.K, rr.move_numerator))
+        seen.append((rr.K, rr.flip_numerator))
         return real(indices, rr, source)
 
     monkeypatch.setattr(mechanism_module, "rr_sample", spy)
@@ -184,7 +184,7 @@ def test_mechanism_e_samples_with_the_certified_numerator(monkeypatch):
         seen.clear()
         M = MechanismE(U, eps)
         M.release(np.array(["a", "d", "c"]), seed=1)
-        assert seen == [(4, rr_probabilities(eps, 4).move_numerator)]
+        assert seen == [(4, rr_probabilities(eps, 4).flip_numerator)]
         assert certified_exactly(M.probabilities)
         assert M.probabilities.realized_epsilon <= eps
 

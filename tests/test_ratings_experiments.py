@@ -12,6 +12,8 @@ import pytest
 from dpgraph import datasets
 from dpgraph.core import MechanismE, StatisticalQuery
 from dpgraph.experiments import ratings as R
+from dpgraph.experiments._harness import loglog_slope
+from dpgraph.experiments.query_set_size import e_answers, worst_linear_errors
 
 HAVE_ML = datasets.available("movielens-100k")
 DATA = "movielens" if HAVE_ML else "synthetic"
@@ -101,11 +103,11 @@ def test_fast_batch_path_equals_core_estimate():
     F = R.random_row_functions(rng, (40,))
     hist_true = np.stack([np.bincount(U.encode(d), minlength=5) for d in dbs]).astype(float)
     hist_rel = np.stack([np.bincount(U.encode(y), minlength=5) for y in ys]).astype(float)
-    fast = R._e_answers(M, hist_rel)(F)  # (Q, G)
+    fast = e_answers(M, hist_rel)(F)  # (Q, G)
     for g, (d, y) in enumerate(zip(dbs, ys)):
         q = StatisticalQuery.linear(F, n=d.size, universe=U)
         np.testing.assert_allclose(fast[:, g], M.estimate(q, y).value, rtol=1e-12, atol=1e-14)
-    worst = R._worst_linear_errors(F, hist_true, {"E": R._e_answers(M, hist_rel)})["E"]
+    worst = worst_linear_errors(F, hist_true, {"E": e_answers(M, hist_rel)})["E"]
     want = max(
         np.abs(M.estimate(StatisticalQuery.linear(F, n=d.size, universe=U), y).value
                - StatisticalQuery.linear(F, n=d.size, universe=U)(d)).max()
@@ -128,7 +130,7 @@ def test_scaling_error_matches_exact_variance_theory():
     f = R.random_row_functions(rng, (1,))[0]
     q = StatisticalQuery.linear(f, n=X.size, universe=U)
     sq = np.array([(M.estimate(q, M.release(X, seed=rng)).value - q(X)) ** 2 for _ in range(300)])
-    keep, move = M.keep_probability, M.move_probability
+    keep, move = M.truth_probability, M.flip_probability
     idx = U.encode(X)
     pmf = np.full((X.size, 5), move)
     pmf[np.arange(X.size), idx] = keep
@@ -141,7 +143,7 @@ def test_scaling_error_matches_exact_variance_theory():
 
 def test_loglog_slope_recovers_power_law():
     x = np.array([1e3, 2e3, 4e3, 8e3])
-    slope, se = R._loglog_slope(x, 5.0 / x)
+    slope, se = loglog_slope(x, 5.0 / x)
     assert slope == pytest.approx(-1.0) and se == pytest.approx(0.0, abs=1e-9)
 
 
@@ -173,13 +175,13 @@ def test_load_ratings_rejects_unknown_source():
 
 
 def test_continuous_truth_by_sorting_matches_direct_sum():
-    from dpgraph.experiments.continuous import _truth
+    from dpgraph.experiments.continuous import true_answers
 
     rng = np.random.default_rng(0)
     x, t = rng.random(777), rng.random(9)
     c = np.maximum(t, 1 - t)
     direct = np.abs(x[None, :] - t[:, None]).sum(axis=1) / (x.size * c)
-    np.testing.assert_allclose(_truth(x, t, c), direct, rtol=1e-12)
+    np.testing.assert_allclose(true_answers(x, t, c), direct, rtol=1e-12)
 
 
 def test_continuous_error_falls_and_respects_finite_bound():

@@ -101,7 +101,7 @@ def expected_counts(m: int) -> dict[str, int]:
 
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_flip_mask_exact_counts(epsilon):
-    m = rr_probabilities(epsilon).move_numerator
+    m = rr_probabilities(epsilon).flip_numerator
     exp = expected_counts(m)
     for name, words in (("upper", TOP_LOW0), ("lower", TOP_LOW1), ("bottom", BOTTOM)):
         got = int(flip_mask(words.size, m, ListSource(words)).sum())
@@ -112,7 +112,7 @@ def test_flip_mask_exact_counts(epsilon):
 
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_bit_sliced_sampler_exact_counts(epsilon):
-    m = rr_probabilities(epsilon).move_numerator
+    m = rr_probabilities(epsilon).flip_numerator
     exp = expected_counts(m)
     for name, values in (("upper", TOP_LOW0), ("lower", TOP_LOW1), ("bottom", BOTTOM)):
         bits = bit_sliced(values, m)
@@ -122,7 +122,7 @@ def test_bit_sliced_sampler_exact_counts(epsilon):
 
 def test_bit_sliced_sampler_at_the_numerator_boundary():
     """U = m - 1 gives 1; U = m and m + 1 give 0; extremes of the range."""
-    for m in [1, 78, rr_probabilities(1.0).move_numerator, (1 << 63) - 5, (1 << 64) - 1]:
+    for m in [1, 78, rr_probabilities(1.0).flip_numerator, (1 << 63) - 5, (1 << 64) - 1]:
         vals = [m - 1, m, min(m + 1, 2**64 - 1), 0, 2**64 - 1]
         values = np.array((vals * 13)[:64], dtype=np.uint64)
         assert np.array_equal(bit_sliced(values, m), values < np.uint64(m)), m
@@ -139,7 +139,7 @@ def test_bit_sliced_sampler_compacts_finished_words_correctly():
     word 1 alone; this mock serves any such schedule, as documented in
     ``bernoulli_words``.
     """
-    m = rr_probabilities(1.0).move_numerator  # < 2^63: top bit 0
+    m = rr_probabilities(1.0).flip_numerator  # < 2^63: top bit 0
     values = TOP_LOW0[64:128]  # lane values for word 1, all below 2^63
     lane = LaneSource(values)
     ones = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -164,7 +164,7 @@ def test_bit_sliced_sampler_compacts_finished_words_correctly():
 def test_rr_sample_exact_counts_per_output(K, epsilon):
     """Each other value gets exactly the words in [j m, (j+1) m); the rest keep."""
     rr = rr_probabilities(epsilon, K)
-    m = rr.move_numerator
+    m = rr.flip_numerator
     for x in range(K):
         others = [v for v in range(K) if v != x]
         for name, words in (("upper", TOP_LOW0), ("lower", TOP_LOW1), ("bottom", BOTTOM)):
@@ -190,6 +190,6 @@ def test_moved_probability_identity():
     for K in (2, 3, 7):
         for eps in (40.0, 1.0, 1e-6):
             rr = rr_probabilities(eps, K)
-            assert (K - 1) * rr.move_numerator < 1 << 64
-            assert rr.keep_fraction + (K - 1) * rr.move_fraction == 1
-            assert math.isclose(rr.keep_probability + (K - 1) * rr.move_probability, 1.0)
+            assert (K - 1) * rr.flip_numerator < 1 << 64
+            assert rr.truth_fraction + (K - 1) * rr.flip_fraction == 1
+            assert math.isclose(rr.truth_probability + (K - 1) * rr.flip_probability, 1.0)

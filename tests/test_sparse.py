@@ -11,7 +11,7 @@ from scipy import stats
 
 import dpgraph
 from dpgraph.core import SecureRandom, SeededRandom, rr_probabilities
-from dpgraph.graph import sparse as sp
+from dpgraph.core.sampling import geometric
 from dpgraph.graph.encoding import EncodedGraph, NodeIndex, encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
 from dpgraph.graph.sparse import (
@@ -76,11 +76,10 @@ def test_bernoulli_positions_marginals_and_count():
     assert stats.chi2.cdf(v * (reps - 1), reps - 1) > P_MIN / 2
 
 
-def test_bernoulli_positions_exact_fallback_path(monkeypatch):
+def test_bernoulli_positions_exact_fallback_path():
     """With a huge margin nearly every trial is decided by the exact decimal path."""
-    monkeypatch.setattr(sp, "_MARGIN", 0.45)
     beta = Fraction(1, 3)  # L = 2: gaps mix D and R draws
-    g = sp._geometric(4000, beta, 10**9, SeededRandom(5))
+    g = geometric(4000, beta, 10**9, SeededRandom(5), margin=0.45)
     # P(G = k) = (2/3)^k / 3; chi-square on 0..9 and the tail
     k = np.arange(10)
     p = (2 / 3) ** k / 3
@@ -91,7 +90,7 @@ def test_bernoulli_positions_exact_fallback_path(monkeypatch):
 
 def test_geometric_matches_theory_for_small_beta():
     beta = Fraction(1, 5000)
-    g = sp._geometric(200_000, beta, 10**12, SeededRandom(3))
+    g = geometric(200_000, beta, 10**12, SeededRandom(3))
     mean = (1 - float(beta)) / float(beta)
     sd = np.sqrt(1 - float(beta)) / float(beta)
     assert abs(g.mean() - mean) < 4 * sd / np.sqrt(g.size)
@@ -125,8 +124,8 @@ def test_pair_marginals_are_alpha_and_beta():
     for mask, p in ((is_edge, float(probs.alpha)), (~is_edge, float(probs.beta))):
         chi2 = np.sum((hits[mask] - reps * p) ** 2 / (reps * p * (1 - p)))
         assert stats.chi2.sf(chi2, mask.sum()) > P_MIN
-    assert probs.alpha == Fraction(probs.keep_numerator, 2**64) * (1 - rr.move_fraction)
-    assert probs.beta == Fraction(probs.keep_numerator, 2**64) * rr.move_fraction
+    assert probs.alpha == Fraction(probs.keep_numerator, 2**64) * (1 - rr.flip_fraction)
+    assert probs.beta == Fraction(probs.keep_numerator, 2**64) * rr.flip_fraction
 
 
 def test_cut_zscores_over_300_releases():
@@ -162,7 +161,7 @@ def test_keep_one_matches_dense_rates_and_directed():
     expected = m * (1 - p) + (N - m) * p
     sd = np.sqrt(m * p * (1 - p) + (N - m) * p * (1 - p))
     assert abs(R.number_of_edges() - expected) < 4 * sd
-    r, c = R._adj.edge_array()
+    r, c = R.adjacency.edge_array()
     assert np.all(r != c)
 
 
@@ -170,7 +169,7 @@ def test_reproducible_and_keyed():
     G = _small_graph()
     a = dpgraph.release(G, 1.0, seed=SecureRandom(key=bytes(range(16))), keep=0.5)
     b = dpgraph.release(G, 1.0, seed=SecureRandom(key=bytes(range(16))), keep=0.5)
-    assert [x.tolist() for x in a._adj.edge_array()] == [x.tolist() for x in b._adj.edge_array()]
+    assert [x.tolist() for x in a.adjacency.edge_array()] == [x.tolist() for x in b.adjacency.edge_array()]
 
 
 def test_target_edges_sets_keep_from_public_quantities():
@@ -231,7 +230,7 @@ def test_sparse_adjacency_agrees_with_packed(directed):
 def test_private_graph_on_sparse_backend():
     G = _small_graph()
     R = dpgraph.release(G, epsilon=1.0, seed=0, keep=0.5)
-    assert isinstance(R._adj, SparseAdjacency)
+    assert isinstance(R.adjacency, SparseAdjacency)
     A = R.to_scipy_sparse()
     assert A.shape == (14, 14) and (A != A.T).nnz == 0
     assert R.to_networkx().number_of_edges() == R.number_of_edges()
@@ -269,8 +268,8 @@ def test_dense_path_unchanged():
     G = _small_graph()
     a = dpgraph.release(G, 1.0, seed=9)
     b = dpgraph.release(G, 1.0, seed=9)
-    assert isinstance(a._adj, PackedAdjacency) and a.keep == 1.0
-    assert np.array_equal(a._adj.words, b._adj.words)
+    assert isinstance(a.adjacency, PackedAdjacency) and a.keep == 1.0
+    assert np.array_equal(a.adjacency.words, b.adjacency.words)
 
 
 # ---- files ------------------------------------------------------------------------
@@ -281,11 +280,11 @@ def test_save_load_round_trip(tmp_path, directed):
     path = tmp_path / "s.dpg"
     R.save(path)
     L = dpgraph.load(path)
-    assert isinstance(L._adj, SparseAdjacency) and L.directed == directed
+    assert isinstance(L.adjacency, SparseAdjacency) and L.directed == directed
     assert L.keep == R.keep and L.channel.d == R.channel.d
     assert np.array_equal(L.channel.r, R.channel.r)
-    assert L._adj.keep_numerator == R._adj.keep_numerator
-    for a, b in zip(L._adj.edge_array(), R._adj.edge_array()):
+    assert L.adjacency.keep_numerator == R.adjacency.keep_numerator
+    for a, b in zip(L.adjacency.edge_array(), R.adjacency.edge_array()):
         assert np.array_equal(a, b)
     S, T = range(20), range(20, 40)
     assert L.cut(S, T).value == R.cut(S, T).value
@@ -295,8 +294,8 @@ def test_load_refuses_corrupt_sparse_payload(tmp_path):
     from dpgraph.graph.sparse_io import sparse_payload, sparse_read
 
     R = dpgraph.release(nx.gnp_random_graph(30, 0.2, seed=1), epsilon=1.0, seed=2, keep=0.5)
-    meta, buf = sparse_payload(R._adj)
-    header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.move_numerator),
+    meta, buf = sparse_payload(R.adjacency)
+    header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.flip_numerator),
               "keep": R.keep, "channel": {"d": R.channel.d, "r": R.channel.r.tolist()}, **meta}
     ok = sparse_read(buf.copy(), header, 30, False)
     assert ok.number_of_edges() == R.number_of_edges()
@@ -306,7 +305,7 @@ def test_load_refuses_corrupt_sparse_payload(tmp_path):
         sparse_read(bad, header, 30, False)
     with pytest.raises(ValueError, match="payload size"):
         sparse_read(buf[:-4], header, 30, False)
-    wrong = dict(header, keep_numerator=str(R._adj.keep_numerator // 2))
+    wrong = dict(header, keep_numerator=str(R.adjacency.keep_numerator // 2))
     with pytest.raises(ValueError, match="keep does not match"):
         sparse_read(buf.copy(), wrong, 30, False)
     wrong = dict(header, channel={"d": R.channel.d / 2, "r": R.channel.r.tolist()})

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from dpgraph.baselines.tmf import _laplace_sf, tmf, tmf_threshold
+from dpgraph.baselines.tmf import _laplace_sf, _tmf_traced, tmf, tmf_threshold
 
 
 def test_privacy_split_and_validation():
@@ -58,8 +58,7 @@ def test_output_size_is_m_tilde_and_passing_counts():
     N = 300 * 299 // 2
     passing_non = []
     for s in range(200):
-        diag: dict = {}
-        res = tmf(G, 1.0, seed=s, variant="exact-topm", _diagnostics=diag)
+        res, diag = _tmf_traced(G, 1.0, s, 0.5, "exact-topm")
         passing = diag["passing_edges"] + diag["passing_non_edges"]
         assert res.graph.number_of_edges() == min(res.noisy_edge_count, passing)
         q0 = _laplace_sf(res.threshold, 1 / res.eps_cells)
@@ -93,8 +92,7 @@ def test_non_edges_are_distinct_uniform_and_never_edges():
 def test_paper_variant_keeps_passing_edges_and_fills_uniformly():
     G = nx.gnm_random_graph(300, 3000, seed=2)
     for s in range(50):
-        diag: dict = {}
-        res = tmf(G, 1.0, seed=s, _diagnostics=diag)
+        res, diag = _tmf_traced(G, 1.0, s, 0.5, "paper")
         kept = sum(G.has_edge(a, b) for a, b in res.graph.edges())
         assert res.graph.number_of_edges() == res.noisy_edge_count
         assert kept == min(diag["passing_edges"], res.noisy_edge_count)

@@ -9,9 +9,11 @@
   communities, their degrees and the counts between them.
 """
 
-from .mwem import DEFAULT_PASSES, DEFAULT_T, MWEMResult, mwem, mwem_statistical
+from .mwem import DEFAULT_PASSES, DEFAULT_T, UPDATES, MWEMResult, mwem, mwem_statistical
 from .privgraph import PrivGraphResult, privgraph
 from .tmf import TmFResult, tmf
 
-__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "MWEMResult", "PrivGraphResult", "TmFResult", "mwem",
-           "mwem_statistical", "privgraph", "tmf"]
+__all__ = [
+    "DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "PrivGraphResult", "TmFResult", "mwem",
+    "mwem_statistical", "privgraph", "tmf",
+]

@@ -10,13 +10,23 @@ starting from the uniform histogram of total mass ``n``, and for ``T`` rounds
 3. applies the multiplicative-weights update
    ``A(x) <- A(x) * exp(q(x) * (m - q(A)) / (2 n))`` and rescales to mass ``n``.
 
-By sequential composition the whole run is ``eps``-DP.  By default we use the
-practical variant the MWEM paper suggests for experiments: each round
-re-applies the update for *every* measurement taken so far (``passes`` sweeps;
-the default of 10 is our choice), and the last histogram (not the average of
-all rounds) is released.  ``average=True`` gives
-the textbook variant whose theorem bounds the error by
-``2 n sqrt(log K / T) + 10 T log|Q| / eps``.
+By sequential composition the whole run is ``eps``-DP.  Two update rules:
+
+``update="plain"``
+    The algorithm as analysed: each round applies the multiplicative-weights
+    update once, for the newest measurement only.  With ``average=True``
+    (release the average of the round histograms) this is **textbook MWEM**,
+    whose theorem bounds the error by ``2 n sqrt(log K / T) + 10 T log|Q| / eps``.
+``update="replay"`` (default)
+    The practical improvement the MWEM paper suggests for experiments: each
+    round replays the update for *every* measurement taken so far, ``passes``
+    sweeps (the default of 10 is our choice); the last histogram is released.
+    ``passes=1`` is still a replay (all past measurements, once), not the
+    plain update.
+
+Both use the same privacy budget: the update is post-processing of the
+noisy measurements.  ``T`` and ``passes`` have defaults fixed before any
+experiment (``T = 10``, as in the MWEM authors' code), not tuned to data.
 
 A linear query is one row function ``phi`` (a length-``K`` vector) applied to
 every row: ``q(B) = sum_x B(x) phi(x)``.  Its sensitivity is the range
@@ -40,15 +50,17 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.core._validation import check_epsilon, check_positive_int
 from dpgraph.core.randomness import resolve_random
+from dpgraph.validation import check_epsilon, check_positive_int
 
-__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "MWEMResult", "mwem", "mwem_statistical"]
+__all__ = ["DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "mwem", "mwem_statistical"]
 
 #: Default number of rounds (privacy eps/(2T) per selection and per measurement).
 DEFAULT_T = 10
-#: Default number of sweeps of the MW update over all measurements each round.
+#: Default number of sweeps of the MW update over all measurements each round (replay update).
 DEFAULT_PASSES = 10
+#: The multiplicative-weights update rules: the newest measurement once, or all of them replayed.
+UPDATES = ("plain", "replay")
 
 _CHUNK_ELEMENTS = 1 << 22  # databases x queries processed at once (32 MiB of float64)
 _BLOCK = 1024  # queries per block in the two-level exponential-mechanism sampler
@@ -145,7 +157,8 @@ def mwem(
     epsilon: float,
     T: int = DEFAULT_T,
     *,
-    passes: int = DEFAULT_PASSES,
+    update: str = "replay",
+    passes: int | None = None,
     average: bool = False,
     synthetic_size: float | np.ndarray | None = None,
     seed: Any = None,
@@ -166,12 +179,17 @@ def mwem(
     T : int, default 10
         Number of rounds; each spends ``epsilon / (2T)`` on selection and on
         measurement.
-    passes : int, default 10
-        Sweeps of the MW update over all measurements taken so far, each
-        round (the MWEM paper's practical improvement; 1 = plain update).
+    update : {"replay", "plain"}, default "replay"
+        ``"plain"``: one MW update per round with the newest measurement
+        (the analysed algorithm).  ``"replay"``: each round, ``passes``
+        sweeps of the update over every measurement taken so far (the MWEM
+        paper's practical improvement).
+    passes : int, optional
+        Sweeps per round of the replay update (default 10).  Only valid with
+        ``update="replay"``; ``update="plain"`` accepts only ``None`` or 1.
     average : bool, default False
-        Release the average of the round histograms (the analysed variant)
-        instead of the last one.
+        Release the average of the round histograms (the analysed variant;
+        with ``update="plain"`` this is textbook MWEM) instead of the last one.
     synthetic_size : float or array, optional
         Total mass of the synthetic histogram; defaults to the true size
         (treated as public, as in the MWEM paper).
@@ -199,7 +217,7 @@ def mwem(
     """
     epsilon = check_epsilon(epsilon)
     T = check_positive_int(T, "T")
-    passes = check_positive_int(passes, "passes")
+    passes = _check_update(update, passes)
     B = np.asarray(histogram, dtype=np.float64)
     single = B.ndim == 1
     if single:
@@ -262,8 +280,9 @@ def mwem(
             sel_rows[:, t] = idx
             meas[:, t] = noisy
             phis[:, t] = phi
+            first = 0 if update == "replay" else t  # plain: the newest measurement only
             for _ in range(passes):
-                for s in range(t + 1):
+                for s in range(first, t + 1):
                     ph = phis[:, s]
                     est = (A * ph) @ ones  # row sums via BLAS: faster than a small-axis reduce
                     A = A * np.exp(ph * ((meas[:, s] - est) / (2.0 * ns))[:, None])
@@ -275,6 +294,20 @@ def mwem(
     if single:
         return MWEMResult(out_hist[0], out_sel[0], out_meas[0])
     return MWEMResult(out_hist, out_sel, out_meas)
+
+
+def _check_update(update: str, passes: int | None) -> int:
+    """Validate the update rule; return the number of sweeps per round."""
+    if update not in UPDATES:
+        raise ValueError(f"update must be 'plain' or 'replay', got {update!r}")
+    if update == "plain":
+        if passes not in (None, 1):
+            raise ValueError(
+                f"passes={passes} applies to update='replay' only; the plain update applies "
+                "the newest measurement once per round (leave passes unset)"
+            )
+        return 1
+    return DEFAULT_PASSES if passes is None else check_positive_int(passes, "passes")
 
 
 def _apply(Qc: np.ndarray, A: np.ndarray, QcT: np.ndarray | None = None) -> np.ndarray:
@@ -292,7 +325,8 @@ def mwem_statistical(
     T: int = DEFAULT_T,
     *,
     n_groups: int | None = None,
-    passes: int = DEFAULT_PASSES,
+    update: str = "replay",
+    passes: int | None = None,
     average: bool = False,
     seed: Any = None,
 ) -> np.ndarray:
@@ -323,10 +357,8 @@ def mwem_statistical(
         ``j`` on group ``g``.
     epsilon : float
         Privacy budget (spent in full on every sub-database).
-    T, passes : int
+    T, update, passes, average
         MWEM parameters, see :func:`mwem`.
-    average : bool
-        Release the average round histogram, see :func:`mwem`.
     n_groups : int, optional
         Number of sub-databases ``h``; defaults to ``functions.shape[-2]``.
     seed : None, int or numpy.random.Generator
@@ -377,7 +409,7 @@ def mwem_statistical(
             f"sub-database {g} is empty; every group label in 0..{h - 1} needs at least one row"
         )
     per_group = np.ascontiguousarray(np.transpose(F, (1, 0, 2)))  # (h, Q, K)
-    res = mwem(B, per_group, epsilon, T, passes=passes, average=average, seed=seed)
+    res = mwem(B, per_group, epsilon, T, update=update, passes=passes, average=average, seed=seed)
     sums = np.einsum("qgk,gk->q", F, res.histogram)
     c = F.max(axis=2) - F.min(axis=2)  # (Q, h)
     if (c <= 0).any():

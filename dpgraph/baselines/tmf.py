@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_epsilon
 from ..core.randomness import resolve_random
+from ..validation import check_epsilon
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]
 
@@ -105,7 +105,7 @@ def _laplace_sf(x: float, scale: float) -> float:
 
 
 def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
-        variant: str = "paper", _diagnostics: dict | None = None) -> TmFResult:
+        variant: str = "paper") -> TmFResult:
     """Release a synthetic graph with TmF at privacy level epsilon (edge-DP).
 
     Parameters
@@ -137,7 +137,17 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
     >>> res.graph.number_of_nodes(), abs(res.graph.number_of_edges() - 2000) < 100
     (300, True)
     """
-    from ..graph.encoding import encode_graph
+    return _tmf_traced(G, epsilon, seed, count_fraction, variant)[0]
+
+
+def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
+                variant: str) -> tuple[TmFResult, dict]:
+    """:func:`tmf` and the non-private counts of its run (for the module's own tests).
+
+    The counts (true edges passing the threshold, non-edges passing or
+    filled) depend on the input graph: they are never part of a release.
+    """
+    from ..graph.encoding import encode_graph, pair_count
 
     epsilon = check_epsilon(epsilon)
     if variant not in ("paper", "exact-topm"):
@@ -146,7 +156,7 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
         raise ValueError(f"count_fraction must be in (0, 1), got {count_fraction!r}")
     enc = encode_graph(G, directed=False)
     n = enc.n
-    N = n * (n - 1) // 2
+    N = pair_count(n, False)
     m = int(enc.rows.size)
     eps2 = float(count_fraction) * epsilon
     eps1 = epsilon - eps2
@@ -169,9 +179,8 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
         n0 = min(m_tilde - codes.size, N - m)
         if n0 > 0:
             codes = np.concatenate([codes, _sample_non_edges(n, np.sort(e_codes), n0, rng)])
-        if _diagnostics is not None:
-            _diagnostics.update(passing_edges=int(keep_e.sum()), filled_non_edges=int(max(n0, 0)))
-        return TmFResult(_to_graph(enc, codes), m_tilde, float(theta), eps1, eps2)
+        trace = {"passing_edges": int(keep_e.sum()), "filled_non_edges": int(max(n0, 0))}
+        return TmFResult(_to_graph(enc, codes), m_tilde, float(theta), eps1, eps2), trace
     # non-edges: how many pass, where, and their (memoryless) noisy values
     q0 = _laplace_sf(theta, 1.0 / eps1) if np.isfinite(theta) else 0.0
     k0 = int(rng.binomial(N - m, q0)) if N > m else 0
@@ -198,10 +207,8 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
         top = np.argpartition(-vals, m_tilde - 1)[:m_tilde] if m_tilde > 0 else np.array([], int)
         codes = codes[top]
     H = _to_graph(enc, codes)
-    result = TmFResult(H, m_tilde, float(theta), eps1, eps2)
-    if _diagnostics is not None:  # tests only: non-private internals of the run
-        _diagnostics.update(passing_edges=int(keep_e.sum()), passing_non_edges=int(k0))
-    return result
+    trace = {"passing_edges": int(keep_e.sum()), "passing_non_edges": int(k0)}
+    return TmFResult(H, m_tilde, float(theta), eps1, eps2), trace
 
 
 def _to_graph(enc: Any, codes: np.ndarray) -> Any:

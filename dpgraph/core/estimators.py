@@ -4,7 +4,7 @@ Every row channel used in dpgraph has the form
 
     P(Y_i = v | x_i) = d [v == x_i] + r_v,
 
-K-ary randomized response (d = keep - move, r_v = move for all v) and the
+K-ary randomized response (d = truth - flip, r_v = flip for all v) and the
 subsampled binary release (P(1|edge) = alpha, P(1|non-edge) = beta gives
 d = alpha - beta, r = (1 - alpha, beta)) included.  Then for any row function
 phi,  E[phi(Y_i)] = d phi(x_i) + sum_v r_v phi(v),  so
@@ -23,7 +23,7 @@ analytics all call it (the latter through :func:`count_estimate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
 from typing import Any
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
+from .._deprecation import warn_renamed
 from ..validation import check_level
 
 __all__ = ["Channel", "Estimate", "unbiased_estimate", "count_estimate", "project"]
@@ -149,10 +150,10 @@ class Channel:
         """The channel of certified K-ary randomized response ``rr``.
 
         ``d`` is computed from the exact fractions, so it is accurate even when
-        epsilon is tiny and keep and move are nearly equal.
+        epsilon is tiny and the truth and flip probabilities are nearly equal.
         """
-        d = float(rr.keep_fraction - rr.move_fraction)
-        return cls(d, np.full(rr.K, rr.move_probability))
+        d = float(rr.truth_fraction - rr.flip_fraction)
+        return cls(d, np.full(rr.K, rr.flip_probability))
 
     @classmethod
     def binary(cls, alpha: Real, beta: Real) -> "Channel":
@@ -161,9 +162,16 @@ class Channel:
         return cls(d, np.array([1.0 - float(alpha), float(beta)]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Estimate:
     """An estimate with its standard error; scalar or a batch of queries.
+
+    Parameters
+    ----------
+    value, std, exact_std, center, feasible_range, proper
+        As the attributes below.
+    low, high : float or numpy.ndarray, optional
+        Deprecated spelling of ``feasible_range=(low, high)``.
 
     Attributes
     ----------
@@ -172,9 +180,9 @@ class Estimate:
     std : float or numpy.ndarray
         Its standard deviation under the mechanism (exact when ``exact_std``,
         otherwise an upper bound or a stated approximation).
-    low, high : float or numpy.ndarray
-        The range the true answer is known to lie in; confidence intervals
-        are clipped to it.
+    feasible_range : (lower, upper)
+        The range the true answer is known to lie in (for a cut, 0 to
+        |S||T|): *not* a confidence interval, see :meth:`ci`.
     exact_std : bool
         Whether ``std`` is the exact standard deviation.  When False the
         producer's docstring says what it is instead (a worst-case bound for
@@ -183,6 +191,9 @@ class Estimate:
     center : float or numpy.ndarray, optional
         Where the confidence interval is centred when it differs from
         ``value`` (a proper estimate is centred on the unbiased one).
+    proper : bool
+        Whether ``value`` was clipped to ``feasible_range`` (and rounded to
+        the achievable answers); the confidence interval is then clipped too.
 
     Examples
     --------
@@ -191,14 +202,46 @@ class Estimate:
     10.0
     >>> [round(x, 3) for x in e.ci(0.95)]
     [6.08, 13.92]
+    >>> e.feasible_range
+    (-inf, inf)
     """
 
     value: Any
     std: Any
-    low: Any = -np.inf
-    high: Any = np.inf
-    exact_std: bool = True
-    center: Any = field(default=None, repr=False)
+    feasible_range: tuple[Any, Any]
+    exact_std: bool
+    center: Any
+    proper: bool
+
+    def __init__(self, value: Any, std: Any, low: Any = None, high: Any = None,
+                 exact_std: bool = True, center: Any = None, *,
+                 feasible_range: tuple[Any, Any] | None = None, proper: bool = False) -> None:
+        if low is not None or high is not None:
+            if feasible_range is not None:
+                raise TypeError("pass feasible_range only (low and high are its old spelling)")
+            warn_renamed("Estimate(low=, high=)", "Estimate(feasible_range=(low, high))")
+            feasible_range = (-np.inf if low is None else low, np.inf if high is None else high)
+        if feasible_range is None:
+            feasible_range = (-np.inf, np.inf)
+        lower, upper = feasible_range
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "std", std)
+        object.__setattr__(self, "feasible_range", (lower, upper))
+        object.__setattr__(self, "exact_std", bool(exact_std))
+        object.__setattr__(self, "center", center)
+        object.__setattr__(self, "proper", bool(proper))
+
+    @property
+    def low(self) -> Any:
+        """Deprecated: ``feasible_range[0]`` (the known range, not the interval)."""
+        warn_renamed("Estimate.low", "Estimate.feasible_range[0] (or ci() for the interval)")
+        return self.feasible_range[0]
+
+    @property
+    def high(self) -> Any:
+        """Deprecated: ``feasible_range[1]`` (the known range, not the interval)."""
+        warn_renamed("Estimate.high", "Estimate.feasible_range[1] (or ci() for the interval)")
+        return self.feasible_range[1]
 
     @property
     def variance(self) -> Any:
@@ -210,16 +253,36 @@ class Estimate:
         return np.ndim(self.value) > 0
 
     def ci(self, level: float = 0.95) -> tuple[Any, Any]:
-        """Two-sided normal confidence interval at ``level``, clipped to [low, high].
+        """Two-sided normal confidence interval at ``level``; it always contains ``value``.
+
+        The interval is ``center +- z std`` (``center`` is ``value`` unless
+        stated).  For an unbiased estimate it is not clipped: the value may
+        lie outside the feasible range (an unbiased estimate of a small count
+        can be negative) and the interval around it says how far.  For a
+        proper estimate (``proper=True``) value and interval are both clipped
+        to the feasible range, and the interval is widened to the rounded
+        value if rounding moved it outside.
 
         The normal approximation is accurate for the sums of many independent
         rows this library deals with (a cut over |S||T| pairs, say).
+
+        Examples
+        --------
+        >>> Estimate(-3.0, 1.0, feasible_range=(0, 10)).ci(0.95)[0] < -3.0
+        True
+        >>> project(Estimate(-3.0, 1.0), 0, 10, step=1).ci(0.95)
+        (0.0, 0.0)
         """
         level = check_level(level)
         z = float(ndtri(0.5 + level / 2))
-        c = self.value if self.center is None else self.center
-        lo = np.clip(np.asarray(c) - z * np.asarray(self.std), self.low, self.high)
-        hi = np.clip(np.asarray(c) + z * np.asarray(self.std), self.low, self.high)
+        c = np.asarray(self.value if self.center is None else self.center, dtype=float)
+        half = z * np.asarray(self.std, dtype=float)
+        lo, hi = c - half, c + half
+        if self.proper:
+            lower, upper = self.feasible_range
+            v = np.asarray(self.value, dtype=float)
+            lo = np.minimum(np.clip(lo, lower, upper), v)
+            hi = np.maximum(np.clip(hi, lower, upper), v)
         if not self.is_batch:
             return float(lo), float(hi)
         return lo, hi
@@ -245,13 +308,14 @@ class Estimate:
             x = pick(x)
             return float(x) if np.ndim(x) == 0 and x is not None else x
 
+        lower, upper = self.feasible_range
         return Estimate(
             scalar(self.value),
             scalar(self.std),
-            scalar(self.low),
-            scalar(self.high),
-            self.exact_std,
-            None if self.center is None else scalar(self.center),
+            exact_std=self.exact_std,
+            center=None if self.center is None else scalar(self.center),
+            feasible_range=(scalar(lower), scalar(upper)),
+            proper=self.proper,
         )
 
     def __iter__(self):
@@ -262,6 +326,7 @@ class Estimate:
         if self.is_batch:
             return f"Estimate(batch of {len(self)}, exact_std={self.exact_std})"
         kind = "" if self.exact_std else ", std not exact"
+        kind += ", proper" if self.proper else ""
         return f"Estimate(value={float(self.value):.6g}, std={float(self.std):.6g}{kind})"
 
 
@@ -336,7 +401,7 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
 
     The cut query, edge counts, degrees and every other edge count of the
     graph layer are this estimate: phi(v) = v on the rows that the query
-    covers (DESIGN.md section 1).
+    covers (see docs/design.md).
 
     Parameters
     ----------
@@ -350,8 +415,8 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
     Returns
     -------
     Estimate
-        value = (observed - beta n) / (alpha - beta), with ``low=0`` and
-        ``high=n_rows``.
+        value = (observed - beta n) / (alpha - beta), with
+        ``feasible_range=(0, n_rows)``.
 
     Examples
     --------
@@ -367,7 +432,7 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
     )
     low = 0.0 if np.ndim(n) == 0 else np.zeros_like(n)
     high = float(n) if np.ndim(n) == 0 else n
-    return Estimate(est.value, est.std, low, high, est.exact_std)
+    return Estimate(est.value, est.std, exact_std=est.exact_std, feasible_range=(low, high))
 
 
 def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 0.0) -> Estimate:
@@ -376,7 +441,8 @@ def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 
     Clipping onto an interval that contains the truth never moves an estimate
     away from it; rounding onto a grid containing every achievable answer
     (``offset + k * step``) adds at most step / 2.  The confidence interval
-    stays centred on the unbiased value and is clipped to [low, high].
+    stays centred on the unbiased value and is clipped to [low, high] (and
+    widened to the rounded value if needed, so it always contains it).
 
     Examples
     --------
@@ -391,4 +457,5 @@ def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 
         v = np.clip(v, low, high)
     if np.ndim(v) == 0:
         v = float(v)
-    return Estimate(v, est.std, low, high, exact_std=False, center=est.value)
+    return Estimate(v, est.std, exact_std=False, center=est.value, feasible_range=(low, high),
+                    proper=True)

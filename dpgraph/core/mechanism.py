@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import renamed_property
 
 from .estimators import Channel, Estimate, project, unbiased_estimate
-from .probabilities import RRProbabilities, rr_probabilities
+from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import SeedLike, resolve_random, warn_if_seeded
 from .sampling import rr_sample
@@ -17,11 +18,12 @@ from .universe import Universe
 __all__ = ["MechanismE"]
 
 
-class MechanismE:
+class MechanismE(CertifiedRelease):
     """The paper's mechanism E on a finite universe, with its companion estimators.
 
-    Every row is released independently: kept with probability 1/g, moved to
-    each other value with probability e^-eps/g (g = 1 + (K-1) e^-eps).  The
+    Every row is released independently: its true value with probability 1/g,
+    flipped to each other value with probability e^-eps/g
+    (g = 1 + (K-1) e^-eps).  The
     probabilities actually sampled are certified dyadic rationals (see
     :mod:`dpgraph.core.probabilities`), so the release is exactly eps-DP; the
     estimators use the same public probabilities.
@@ -56,26 +58,10 @@ class MechanismE:
         self.probabilities: RRProbabilities = rr_probabilities(epsilon, universe.K)
         self.channel: Channel = Channel.randomized_response(self.probabilities)
 
-    @property
-    def epsilon(self) -> float:
-        return self.probabilities.epsilon
+    keep_probability = renamed_property("keep_probability", "truth_probability")
+    move_probability = renamed_property("move_probability", "flip_probability")
 
-    @property
-    def realized_epsilon(self) -> float:
-        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
-        return self.probabilities.realized_epsilon
-
-    @property
-    def keep_probability(self) -> float:
-        """Exact probability (as a float) that a row is released unchanged."""
-        return self.probabilities.keep_probability
-
-    @property
-    def move_probability(self) -> float:
-        """Exact probability (as a float) of moving to each particular other value."""
-        return self.probabilities.move_probability
-
-    def release(self, X: Any, seed: SeedLike = None) -> np.ndarray:
+    def release(self, X: Any, seed: SeedLike = None, *, ledger: Any = None) -> np.ndarray:
         """Release a database of labels; eps-DP for every row.
 
         Parameters
@@ -86,14 +72,25 @@ class MechanismE:
             ``None`` (default) uses a cryptographically secure stream keyed
             from OS entropy: the only safe choice for a real release.  A seed
             makes the release reproducible and is for tests and experiments.
+        ledger : dpgraph.PrivacyLedger, optional
+            Charge ``epsilon`` to this privacy budget after validating ``X``
+            and before drawing any randomness; over budget raises
+            :class:`dpgraph.BudgetExceededError` and nothing is released.
 
         Returns
         -------
         numpy.ndarray
             Released labels, same shape as X.
         """
+        from ..ledger import PrivacyLedger  # the ledger sits above core
+
+        if ledger is not None and not isinstance(ledger, PrivacyLedger):
+            raise TypeError(
+                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}")
         idx = self.universe.encode(X)
         source = resolve_random(seed)
+        if ledger is not None:
+            ledger.charge(self.epsilon)
         warn_if_seeded(source)
         return self.universe.decode(rr_sample(idx, self.probabilities, source))
 
@@ -144,5 +141,5 @@ class MechanismE:
     def __repr__(self) -> str:
         return (
             f"MechanismE(K={self.universe.K}, epsilon={self.epsilon!r}, "
-            f"move_probability={self.move_probability!r})"
+            f"flip_probability={self.flip_probability!r})"
         )

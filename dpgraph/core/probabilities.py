@@ -1,15 +1,15 @@
 """Certified dyadic probabilities for K-ary randomized response (mechanism E).
 
-Mechanism E keeps a row with probability 1/g and moves it to each other value
-with probability e^-eps/g, g = 1 + (K-1) e^-eps.  Sampling with a probability
-computed in floating point can make the keep/move ratio a hair larger than
-e^eps, so the release would not be exactly eps-DP.  Instead we move to each
-other value with probability
+Mechanism E releases a row's true value with probability 1/g and flips it to
+each other value with probability e^-eps/g, g = 1 + (K-1) e^-eps.  Sampling
+with a probability computed in floating point can make the truth/flip ratio a
+hair larger than e^eps, so the release would not be exactly eps-DP.  Instead
+we flip to each other value with probability
 
     r' = m / 2^B,     B = 64,
 
 where m is the smallest integer we can *certify*, in exact rational arithmetic,
-to satisfy  (2^B - (K-1) m) / m <= e^eps,  i.e. keep/move <= e^eps.  The move
+to satisfy  (2^B - (K-1) m) / m <= e^eps,  i.e. truth/flip <= e^eps.  The flip
 probability is rounded *up* (more noise), never down.  Samplers compare
 uniform 64-bit integers against m, so the probabilities actually used are
 exactly these rationals, and the estimators use the same public r'.
@@ -23,14 +23,15 @@ margin and work with the resulting Fraction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Context, Decimal, ROUND_HALF_EVEN
 from fractions import Fraction
 from functools import lru_cache
 
+from .._deprecation import renamed_property, warn_renamed
 from ..validation import check_epsilon, check_positive_int
 
-__all__ = ["RRProbabilities", "rr_probabilities", "exp_lower_bound", "BITS"]
+__all__ = ["BITS", "CertifiedRelease", "RRProbabilities", "exp_lower_bound", "rr_probabilities"]
 
 #: Precision of every dyadic probability: uniform 64-bit words are compared
 #: with integer numerators.
@@ -76,26 +77,47 @@ def _float_floor(x: Fraction) -> float:
     return f
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RRProbabilities:
     """Exact probabilities of K-ary randomized response at privacy level epsilon.
 
-    Attributes
+    Parameters
     ----------
     K : int
         Number of values in the universe.
     epsilon : float
         The privacy parameter asked for.
-    move_numerator : int
-        m: the probability of moving to each *other* value is m / 2^64.
-    bits : int
-        B = 64.
+    flip_numerator : int
+        m: the probability of flipping to each *other* value is m / 2^64.
+    bits : int, default 64
+        B.
+    move_numerator : int, optional
+        Deprecated name of ``flip_numerator``.
+
+    Attributes
+    ----------
+    K, epsilon, flip_numerator, bits
+        As given.
     """
 
     K: int
     epsilon: float
-    move_numerator: int
-    bits: int = BITS
+    flip_numerator: int
+    bits: int = field(default=BITS)
+
+    def __init__(self, K: int, epsilon: float, flip_numerator: int | None = None,
+                 bits: int = BITS, *, move_numerator: int | None = None) -> None:
+        if move_numerator is not None:
+            warn_renamed("RRProbabilities(move_numerator=)", "RRProbabilities(flip_numerator=)")
+            if flip_numerator is not None:
+                raise TypeError("pass flip_numerator only (move_numerator is its old name)")
+            flip_numerator = move_numerator
+        if flip_numerator is None:
+            raise TypeError("RRProbabilities needs flip_numerator")
+        object.__setattr__(self, "K", K)
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "flip_numerator", flip_numerator)
+        object.__setattr__(self, "bits", bits)
 
     @property
     def denominator(self) -> int:
@@ -103,29 +125,35 @@ class RRProbabilities:
         return 1 << self.bits
 
     @property
-    def move_fraction(self) -> Fraction:
-        """Exact probability of moving to one given other value."""
-        return Fraction(self.move_numerator, self.denominator)
+    def flip_fraction(self) -> Fraction:
+        """Exact probability of flipping to one given other value."""
+        return Fraction(self.flip_numerator, self.denominator)
 
     @property
-    def keep_fraction(self) -> Fraction:
-        """Exact probability of keeping the true value."""
-        return 1 - (self.K - 1) * self.move_fraction
+    def truth_fraction(self) -> Fraction:
+        """Exact probability of releasing the true value."""
+        return 1 - (self.K - 1) * self.flip_fraction
 
     @property
-    def move_probability(self) -> float:
+    def flip_probability(self) -> float:
         """m / 2^64 as a float (for K = 2, the flip probability p')."""
-        return float(self.move_fraction)
+        return float(self.flip_fraction)
 
     @property
-    def keep_probability(self) -> float:
+    def truth_probability(self) -> float:
         """1 - (K-1) m / 2^64 as a float."""
-        return float(self.keep_fraction)
+        return float(self.truth_fraction)
+
+    move_numerator = renamed_property("move_numerator", "flip_numerator")
+    move_fraction = renamed_property("move_fraction", "flip_fraction")
+    move_probability = renamed_property("move_probability", "flip_probability")
+    keep_fraction = renamed_property("keep_fraction", "truth_fraction")
+    keep_probability = renamed_property("keep_probability", "truth_probability")
 
     @property
     def ratio(self) -> Fraction:
-        """The exact worst-case likelihood ratio keep / move."""
-        return self.keep_fraction / self.move_fraction
+        """The exact worst-case likelihood ratio truth / flip."""
+        return self.truth_fraction / self.flip_fraction
 
     @property
     def realized_epsilon(self) -> float:
@@ -137,25 +165,57 @@ class RRProbabilities:
     def certify(self) -> bool:
         """Check in exact arithmetic that the release is epsilon-DP.
 
-        Returns True when keep/move <= e^epsilon (with a rigorous lower bound
-        on e^epsilon) and move < keep; never relies on floating point.
+        Returns True when truth/flip <= e^epsilon (with a rigorous lower bound
+        on e^epsilon) and flip < truth; never relies on floating point.
         """
         ratio_ok = self.ratio <= exp_lower_bound(self.epsilon)
-        return bool(ratio_ok and self.K * self.move_numerator < self.denominator)
+        return bool(ratio_ok and self.K * self.flip_numerator < self.denominator)
 
     @property
     def channel(self):
-        """The row channel P(v | x) = d [v == x] + r used by the estimators."""
+        """Deprecated: use ``Channel.randomized_response(rr)``."""
         from .estimators import Channel
 
+        warn_renamed("RRProbabilities.channel", "Channel.randomized_response(rr)")
         return Channel.randomized_response(self)
 
     def __repr__(self) -> str:
         return (
             f"RRProbabilities(K={self.K}, epsilon={self.epsilon!r}, "
-            f"move_probability={self.move_probability!r}, "
+            f"flip_probability={self.flip_probability!r}, "
             f"realized_epsilon={self.realized_epsilon!r})"
         )
+
+
+class CertifiedRelease:
+    """The public privacy metadata of anything released with ``self.probabilities``.
+
+    Mixed into :class:`~dpgraph.core.MechanismE` and
+    :class:`~dpgraph.PrivateGraph`, which set ``probabilities`` (an
+    :class:`RRProbabilities`) in their constructor.
+    """
+
+    probabilities: RRProbabilities
+
+    @property
+    def epsilon(self) -> float:
+        """The privacy parameter asked for (per row; per vertex pair for a graph)."""
+        return self.probabilities.epsilon
+
+    @property
+    def realized_epsilon(self) -> float:
+        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
+        return self.probabilities.realized_epsilon
+
+    @property
+    def flip_probability(self) -> float:
+        """The certified flip probability actually sampled (to each other value), as a float."""
+        return self.probabilities.flip_probability
+
+    @property
+    def truth_probability(self) -> float:
+        """The exact probability (as a float) that a row is released unchanged."""
+        return self.probabilities.truth_probability
 
 
 @lru_cache(maxsize=4096)
@@ -196,7 +256,7 @@ def rr_probabilities(epsilon: float, K: int = 2) -> RRProbabilities:
     >>> rr = rr_probabilities(1.0)
     >>> import math
     >>> p = math.exp(-1) / (1 + math.exp(-1))
-    >>> 0 <= rr.move_probability - p < 1e-15
+    >>> 0 <= rr.flip_probability - p < 1e-15
     True
     >>> rr.certify()
     True
@@ -208,7 +268,7 @@ def rr_probabilities(epsilon: float, K: int = 2) -> RRProbabilities:
 def _certified(epsilon: float, K: int) -> RRProbabilities:
     """rr_probabilities after validation; cached because certification is exact arithmetic."""
     m = _numerator(epsilon, K, BITS)
-    rr = RRProbabilities(K=K, epsilon=epsilon, move_numerator=m)
+    rr = RRProbabilities(K=K, epsilon=epsilon, flip_numerator=m)
     if K * m >= rr.denominator:
         raise ValueError(
             f"epsilon={epsilon!r} is below the precision floor of 64-bit dyadic sampling "

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import numbers
 import os
+import random
 import struct
 import warnings
 from typing import Any, Union
@@ -38,7 +39,9 @@ __all__ = [
     "SeedLike",
 ]
 
-SeedLike = Union[None, int, np.integer, np.random.Generator, "RandomSource"]
+SeedLike = Union[
+    None, int, np.integer, np.random.Generator, np.random.RandomState, random.Random, "RandomSource"
+]
 
 _CHUNK_WORDS = 1 << 20  # 8 MiB of keystream per cipher call
 _ZEROS = memoryview(bytes(8 * _CHUNK_WORDS))  # plaintext: the keystream is AES-CTR of zeros
@@ -63,8 +66,11 @@ class RandomSource:
         """Return an independent source derived from this one and ``coordinates``.
 
         The derivation is deterministic: the same parent and coordinates give
-        the same stream, whatever order substreams are requested in.  Blockwise
-        releases use it to give every tile its own stream.
+        the same stream, whatever order substreams are requested in.  Any
+        non-negative integers are accepted; distinct coordinate lists and
+        distinct nestings give distinct streams (``s.substream(1).substream(2)``,
+        ``s.substream(1, 2)``, ``s.substream()`` and ``s`` all differ).
+        Blockwise releases use it to give every tile its own stream.
         """
         raise NotImplementedError
 
@@ -129,7 +135,11 @@ class SecureRandom(RandomSource):
         return raw[: 8 * n].view(np.uint64)
 
     def substream(self, *coordinates: int) -> "SecureRandom":
-        label = b"dpgraph-substream" + b"".join(struct.pack("<q", int(c)) for c in coordinates)
+        coords = _check_coordinates(coordinates)
+        if coords and all(c < 1 << 63 for c in coords):  # the original label (streams kept)
+            label = b"dpgraph-substream" + b"".join(struct.pack("<q", c) for c in coords)
+        else:  # any other list: 8-byte aligned, so never the length of an original label
+            label = b"dpgraph-substream-v2".ljust(24, b"\0") + _encode_path((coords,))
         derived = hmac.new(self._key, label, hashlib.sha256).digest()
         return SecureRandom(key=derived[:16], nonce=derived[16:32])
 
@@ -152,6 +162,8 @@ class SeededRandom(RandomSource):
     secure = False
 
     def __init__(self, seed: int | np.integer | np.random.Generator) -> None:
+        self._base: tuple = ()  # spawn key of the root stream
+        self._path: tuple = ()  # coordinates of each substream call from the root
         if isinstance(seed, np.random.Generator):
             self._gen = seed
             self._seq = None
@@ -163,16 +175,25 @@ class SeededRandom(RandomSource):
         return self._gen.bit_generator.random_raw(int(n)).astype(np.uint64, copy=False)
 
     def substream(self, *coordinates: int) -> "SeededRandom":
+        coords = _check_coordinates(coordinates)
         if self._seq is not None:
-            entropy, parent_key = self._seq.entropy, tuple(self._seq.spawn_key)
+            entropy, base = self._seq.entropy, self._base
         else:  # a user Generator: derive from its current state, deterministically
-            entropy, parent_key = int(self._gen.bit_generator.random_raw()), ()
-        # nested substreams extend the parent's key, so s.substream(1).substream(2)
-        # differs from s.substream(2)
-        key = parent_key + tuple(int(c) for c in coordinates)
+            entropy, base = int(self._gen.bit_generator.random_raw()), ()
+        path = self._path + (coords,)
+        if len(path) == 1 and coords and all(c < 1 << 32 for c in coords):
+            key = base + coords  # one call of small indices: the original spawn key
+        else:
+            # any other path (nested, empty, large indices) is length-prefixed and
+            # hashed into 8 words, so s.substream(1).substream(2), s.substream(1, 2)
+            # and s.substream() (vs s) all differ
+            digest = hashlib.sha256(b"dpgraph-seeded-substream-v2" + _encode_path(path)).digest()
+            key = base + tuple(int(w) for w in np.frombuffer(digest, dtype="<u4"))
         seq = np.random.SeedSequence(entropy, spawn_key=key)
         child = SeededRandom.__new__(SeededRandom)
         child._seq = seq
+        child._base = base
+        child._path = path
         child._gen = np.random.Generator(np.random.PCG64(seq))
         return child
 
@@ -183,16 +204,47 @@ class SeededRandom(RandomSource):
         return "SeededRandom(PCG64, reproducible; not for production releases)"
 
 
+def _check_coordinates(coordinates: tuple) -> tuple[int, ...]:
+    """Substream coordinates: any non-negative integers (arbitrarily large)."""
+    out = []
+    for c in coordinates:
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Integral):
+            raise TypeError(f"substream coordinates must be integers, got {type(c).__name__}")
+        if int(c) < 0:
+            raise ValueError(f"substream coordinates must be >= 0, got {int(c)}")
+        out.append(int(c))
+    return tuple(out)
+
+
+def _encode_path(path: tuple) -> bytes:
+    """Injective encoding of a tuple of coordinate tuples: every count and every
+    integer is length-prefixed, integers as little-endian 64-bit words."""
+    parts = [struct.pack("<Q", len(path))]
+    for coords in path:
+        parts.append(struct.pack("<Q", len(coords)))
+        for c in coords:
+            words = max(1, (c.bit_length() + 63) // 64)
+            parts.append(struct.pack("<Q", words) + c.to_bytes(8 * words, "little"))
+    return b"".join(parts)
+
+
 def resolve_random(seed: Any = None) -> RandomSource:
     """Turn a ``seed`` argument into a :class:`RandomSource`.
 
+    Accepts what networkx's ``py_random_state`` / ``np_random_state`` accept,
+    except that ``None`` means the secure stream, never a global generator.
+
     Parameters
     ----------
-    seed : None, int, numpy.random.Generator or RandomSource
+    seed : None, int, numpy.random.Generator, numpy.random.RandomState, random.Random or RandomSource
         ``None`` (default) gives a fresh :class:`SecureRandom` keyed from OS
         entropy: the only choice for a real release.  An int or a Generator
         gives a reproducible :class:`SeededRandom` (tests and experiments).
-        A RandomSource is used as is.
+        A ``numpy.random.RandomState`` or ``random.Random`` (or the modules
+        ``numpy.random`` and ``random``, meaning their global generators)
+        gives the :class:`SeededRandom` seeded with 128 bits drawn from it:
+        deterministic given its state, which it advances.  A RandomSource is
+        used as is.
 
     Returns
     -------
@@ -204,6 +256,10 @@ def resolve_random(seed: Any = None) -> RandomSource:
     True
     >>> resolve_random(3).secure
     False
+    >>> import random
+    >>> a = resolve_random(random.Random(5)).uint64(2)
+    >>> bool((a == resolve_random(random.Random(5)).uint64(2)).all())
+    True
     """
     if seed is None:
         return SecureRandom()
@@ -217,9 +273,14 @@ def resolve_random(seed: Any = None) -> RandomSource:
         if int(seed) < 0:
             raise ValueError(f"seed must be a non-negative integer, got {int(seed)}")
         return SeededRandom(int(seed))
+    # the modules stand for their global generators (networkx's spelling)
+    if seed is np.random or isinstance(seed, np.random.RandomState):
+        return SeededRandom(int.from_bytes(seed.bytes(16), "little"))
+    if seed is random or isinstance(seed, random.Random):
+        return SeededRandom(seed.getrandbits(128))
     raise TypeError(
-        "seed must be None (secure OS entropy), an int or a numpy.random.Generator, "
-        f"got {type(seed).__name__}"
+        "seed must be None (secure OS entropy), an int, a numpy.random.Generator, "
+        f"a numpy.random.RandomState or a random.Random, got {type(seed).__name__}"
     )
 
 

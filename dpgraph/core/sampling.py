@@ -1,17 +1,32 @@
 """Exact samplers driven by uniform 64-bit words.
 
 A word u is uniform on {0, ..., 2^64 - 1}, so ``u < m`` has probability exactly
-m / 2^64: no floating point touches the privacy-critical comparison.
+m / 2^64: no floating point touches the privacy-critical comparison.  The
+geometric sampler (:func:`geometric`, :func:`bernoulli_positions`) handles
+probabilities that are not dyadic with 64 bits (products like s p') exactly
+too, with floating point only as a certified shortcut.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from decimal import Context, Decimal
+from fractions import Fraction
 
 import numpy as np
 
 from .probabilities import RRProbabilities
 from .randomness import RandomSource
 
-__all__ = ["flip_mask", "rr_sample", "bernoulli_words"]
+__all__ = [
+    "EXACT_MARGIN",
+    "bernoulli_positions",
+    "bernoulli_words",
+    "flip_mask",
+    "geometric",
+    "rr_sample",
+]
 
 
 def flip_mask(n: int, numerator: int, source: RandomSource) -> np.ndarray:
@@ -43,9 +58,9 @@ def flip_mask(n: int, numerator: int, source: RandomSource) -> np.ndarray:
 def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) -> np.ndarray:
     """K-ary randomized response on value indices, one 64-bit word a row.
 
-    With u uniform on [0, 2^64) and m the certified move numerator, the row
-    moves iff u < (K-1) m; it then moves to the j-th other value with
-    j = u // m, which is uniform on 0..K-2 given a move.  So each other value
+    With u uniform on [0, 2^64) and m the certified flip numerator, the row
+    flips iff u < (K-1) m; it then flips to the j-th other value with
+    j = u // m, which is uniform on 0..K-2 given a flip.  So each other value
     has probability exactly m / 2^64 and the true value keeps the rest.
 
     Parameters
@@ -61,9 +76,9 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     """
     x = np.asarray(indices, dtype=np.intp)
     K = rr.K
-    # j = u // m < K - 1 exactly when u < (K-1) m; clamp "no move" to K - 1
+    # j = u // m < K - 1 exactly when u < (K-1) m; clamp "no flip" to K - 1
     j = source.uint64(x.size).reshape(x.shape)
-    np.floor_divide(j, np.uint64(rr.move_numerator), out=j)
+    np.floor_divide(j, np.uint64(rr.flip_numerator), out=j)
     np.minimum(j, np.uint64(K - 1), out=j)
     flat = j.view(np.int64)  # values 0..K-1: the same bits as int64
     flat += x * K
@@ -178,3 +193,164 @@ def _bernoulli_chunk(out: np.ndarray, bits: list, source: RandomSource) -> None:
             if alive.size == 0:
                 return
     out[alive] |= acc  # lanes equal to the numerator on all 64 bits stay 0
+
+
+# ---------------------------------------------------------------------------
+# exact Bernoulli((1 - beta)^x) trials, geometric gaps, Bernoulli subsets
+#
+# A gap G ~ Geometric(beta) (failures before a success) is drawn exactly as
+# G = L D + R with L = 2^l <= 1/beta (the decomposition of Bringmann and
+# Friedrich, ICALP 2013): D counts the successes of Bernoulli((1 - beta)^L)
+# trials before the first failure, and R is uniform on 0..L-1 (the top l bits
+# of a word) accepted with probability (1 - beta)^R.  Every one of those
+# Bernoulli((1 - beta)^x) trials compares a uniform 64-bit word with
+# (1 - beta)^x evaluated in floating point *with a certified margin*: when the
+# word is within a relative ``margin`` (2^-30 by default, about 10^7 times the
+# worst error of libm's ``exp``/``log1p``) of the threshold, the trial is
+# decided exactly by :func:`_exact_power_less`, which extends the uniform with
+# further words and evaluates (1 - beta)^x with ``decimal`` at growing
+# precision and rigorous error bounds.  So every draw has exactly its stated
+# distribution, assuming only that libm's ``exp`` and ``log1p`` are accurate to
+# far better than 2^-30 (they are accurate to about 1 ulp = 2^-52).
+# ---------------------------------------------------------------------------
+#: Default relative margin around a floating-point threshold inside which a
+#: trial is decided in exact arithmetic instead.
+EXACT_MARGIN = 2.0**-30
+_BATCH = 1 << 21  # gaps drawn per batch: bounds the working memory of the sampler
+
+
+def _exact_power_less(u: int, x: int, beta: Fraction, source: RandomSource) -> bool:
+    """Decide U < (1 - beta)^x exactly, U = (u + V) / 2^64, V uniform, drawn lazily.
+
+    (1 - beta)^x is evaluated with ``decimal`` (correctly rounded ln, exp) at
+    growing precision with a rigorous error bound; U is refined by further
+    64-bit words until the two intervals separate.
+    """
+    num, bits, prec = int(u), 64, 40
+    base_num = beta.denominator - beta.numerator
+    while True:
+        digits = prec + len(str(int(x))) + 10
+        ctx = Context(prec=digits)
+        unit = Fraction(1, 10 ** (digits - 1))  # >= the relative rounding error of one op
+        base = ctx.divide(Decimal(base_num), Decimal(beta.denominator))
+        y = ctx.multiply(ctx.ln(base), Decimal(int(x)))
+        t = Fraction(ctx.exp(y))
+        # |y - x ln(1-beta)| <= (x + 2|y| + 2) unit; exp adds one more unit
+        rel = 2 * ((int(x) + 2 * abs(Fraction(y)) + 3) * unit)
+        t_lo, t_hi = t * (1 - rel), t * (1 + rel)
+        u_lo, u_hi = Fraction(num, 1 << bits), Fraction(num + 1, 1 << bits)
+        if u_hi <= t_lo:
+            return True
+        if u_lo >= t_hi:
+            return False
+        num = (num << 64) | int(source.uint64(1)[0])
+        bits += 64
+        prec += 20
+
+
+def _bernoulli_power(x: np.ndarray, beta: Fraction, log1m_beta: float,
+                     source: RandomSource, margin: float = EXACT_MARGIN) -> np.ndarray:
+    """Independent Bernoulli((1 - beta)^x) trials, one per entry of x, exactly."""
+    u = source.uint64(x.size)
+    xf = x.astype(np.float64)
+    t = np.exp(xf * log1m_beta)
+    uf = u.astype(np.float64) * 2.0**-64  # within a relative 2^-53 of u / 2^64
+    accept = uf * (1 + 2.0**-50) + 2.0**-63 < t * (1 - margin)
+    reject = uf * (1 - 2.0**-50) >= t * (1 + margin)
+    accept |= x == 0
+    undecided = np.flatnonzero(~(accept | reject))
+    for idx in undecided.tolist():  # probability about 2^-29 per trial
+        accept[idx] = _exact_power_less(int(u[idx]), int(x[idx]), beta, source)
+    return accept
+
+
+def geometric(count: int, beta: Fraction, limit: int, source: RandomSource, *,
+              margin: float = EXACT_MARGIN) -> np.ndarray:
+    """``count`` exact Geometric(beta) draws (failures before a success), capped at ``limit``.
+
+    G = L D + R with L = 2^l <= 1/beta, D ~ Geometric(1 - (1-beta)^L) and R on
+    0..L-1 with P(R = r) proportional to (1-beta)^r, sampled by rejection from
+    uniform proposals.  Values >= ``limit`` are returned as ``limit`` (past the
+    end of whatever is being sampled anyway).
+
+    Parameters
+    ----------
+    count : int
+    beta : Fraction
+        Success probability, in (0, 1).
+    limit : int
+        Cap, below 2^61.
+    source : RandomSource
+    margin : float, default 2^-30
+        Relative band around each floating-point threshold inside which a
+        trial is decided in exact arithmetic.  Any value in (0, 0.5) gives the
+        same distribution; larger ones only take the exact path more often.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (count,)
+
+    Examples
+    --------
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> g = geometric(20_000, Fraction(1, 4), 10**6, SeededRandom(0))
+    >>> bool(abs(g.mean() - 3) < 0.1)    # mean (1 - beta) / beta, within 4 standard errors
+    True
+    """
+    ell = (beta.denominator // beta.numerator).bit_length() - 1  # 2^ell <= 1/beta
+    ell = max(1, min(ell, 62))
+    L = 1 << ell
+    log1m = math.log1p(-float(beta))
+    D = np.zeros(count, dtype=np.int64)
+    alive = np.arange(count)
+    d_cap = limit // L + 1
+    xL = np.array([L], dtype=np.int64)
+    while alive.size:
+        ok = _bernoulli_power(np.broadcast_to(xL, alive.shape), beta, log1m, source, margin)
+        alive = alive[ok]
+        D[alive] += 1
+        alive = alive[D[alive] < d_cap]  # already past the end: stop counting
+    R = np.empty(count, dtype=np.int64)
+    pending = np.arange(count)
+    while pending.size:
+        r = (source.uint64(pending.size) >> np.uint64(64 - ell)).astype(np.int64)
+        ok = _bernoulli_power(r, beta, log1m, source, margin)
+        R[pending[ok]] = r[ok]
+        pending = pending[~ok]
+    # D <= d_cap, so D L + R <= limit + 2L < 2^63 for limit < 2^61
+    return np.minimum(D * L + R, limit)
+
+
+def bernoulli_positions(N: int, beta: Fraction, source: RandomSource,
+                        batch: int = _BATCH) -> Iterator[np.ndarray]:
+    """Yield the sorted positions of a Bernoulli(beta) subset of 0..N-1, batch by batch.
+
+    Each position is in the subset independently with probability exactly
+    ``beta``; time and memory are proportional to the subset (plus one batch).
+
+    Examples
+    --------
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> pos = np.concatenate(list(bernoulli_positions(10_000, Fraction(1, 10), SeededRandom(0))))
+    >>> bool(np.all(np.diff(pos) > 0)), 800 < pos.size < 1200
+    (True, True)
+    """
+    N = int(N)
+    beta = Fraction(beta)
+    if not 0 < beta < 1:
+        raise ValueError("beta must lie in (0, 1)")
+    pos = -1
+    while True:
+        remaining = N - 1 - pos
+        expected = float(remaining * beta)
+        size = int(min(batch, max(64.0, expected * 1.01 + 6 * math.sqrt(expected) + 64)))
+        gaps = geometric(size, beta, remaining + 1, source) + 1
+        # find where the running sum passes the end without risking overflow
+        stop = int(np.searchsorted(np.cumsum(gaps, dtype=np.float64), 2.0 * (remaining + 1)))
+        p = pos + np.cumsum(gaps[: stop + 1])
+        inside = p[p < N]
+        if inside.size:
+            yield inside
+        if inside.size < p.size:
+            return
+        pos = int(p[-1])

@@ -112,6 +112,16 @@ class Universe:
         arr = np.asarray(X)
         if arr.size == 0:
             raise ValueError(f"{name} is empty; a database needs n >= 1 rows")
+        if arr.dtype.kind == "u" and self._array.dtype.kind != "u":
+            # compare as int64 (mixing uint64 and int64 goes through float64, and a
+            # plain cast would wrap 2**64 - 1 to the label -1)
+            big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
+            if big:
+                raise ValueError(
+                    f"{name} has {big} value(s) that are not labels of this "
+                    f"universe of K={self.K}; encode rows with the universe's labels"
+                )
+            arr = arr.astype(np.int64)
         if self._lut is not None and arr.dtype.kind in "iu":
             low, lut = self._lut
             shifted = arr.astype(np.int64, copy=False)

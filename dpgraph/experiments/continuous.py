@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,9 +33,17 @@ import numpy as np
 
 from dpgraph import bounds
 from dpgraph.core import MechanismE, StatisticalQuery, Universe
-from dpgraph.core._validation import check_epsilon, check_positive_int
+from dpgraph.experiments._harness import (
+    ExperimentResult,
+    deliberately_seeded,
+    loglog_slope,
+    mean_sem,
+    progress_bar,
+    run_and_report,
+)
+from dpgraph.validation import check_epsilon, check_positive_int
 
-__all__ = ["add_parser", "continuous", "continuous_data"]
+__all__ = ["add_parser", "continuous", "continuous_data", "true_answers"]
 
 
 def continuous_data(source: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -74,7 +81,7 @@ def continuous_data(source: str, n: int, rng: np.random.Generator) -> np.ndarray
     raise ValueError(f"source must be 'beta' or 'movielens-timestamps', got {source!r}")
 
 
-def _truth(x: np.ndarray, t: np.ndarray, c_t: np.ndarray) -> np.ndarray:
+def true_answers(x: np.ndarray, t: np.ndarray, c_t: np.ndarray) -> np.ndarray:
     """q_t(x) = sum_i |x_i - t| / (n c_t) for every t, in O((n + Q) log n) via sorting."""
     xs = np.sort(x)
     prefix = np.concatenate(([0.0], np.cumsum(xs)))
@@ -84,6 +91,7 @@ def _truth(x: np.ndarray, t: np.ndarray, c_t: np.ndarray) -> np.ndarray:
     return (below + above) / (xs.size * c_t)
 
 
+@deliberately_seeded
 def continuous(
     *,
     sizes: Sequence[int] = tuple(4**j for j in range(4, 11)),
@@ -93,7 +101,7 @@ def continuous(
     source: str = "beta",
     seed: int = 0,
     progress: bool = True,
-) -> Any:
+) -> ExperimentResult:
     """Worst-case squared error of discretize + E + q_u against n.
 
     Parameters
@@ -106,11 +114,12 @@ def continuous(
     epsilon : float, default 1
     source : {"beta", "movielens-timestamps"}
     seed : int
+        Reproducibility (seeded releases are deliberate: no warning).
     progress : bool
 
     Returns
     -------
-    dpgraph.experiments.ratings.ExperimentResult
+    dpgraph.experiments._harness.ExperimentResult
 
     Examples
     --------
@@ -118,8 +127,6 @@ def continuous(
     >>> [row["k"] for row in res.summary]
     [2, 3]
     """
-    from dpgraph.experiments.ratings import ExperimentResult, _loglog_slope, _mean_sem, _progress
-
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
     n_queries = check_positive_int(n_queries, "n_queries")
@@ -133,9 +140,9 @@ def continuous(
     c_t = np.maximum(t, 1.0 - t)  # range of |u - t| over [0, 1]
     data_rng = np.random.default_rng(data_ss)
     databases = {n: continuous_data(source, n, data_rng) for n in sizes}
-    truths = {n: _truth(databases[n], t, c_t) for n in sizes}
+    truths = {n: true_answers(databases[n], t, c_t) for n in sizes}
     rows: list[dict[str, Any]] = []
-    bar = _progress(runs * len(sizes), "continuous", progress)
+    bar = progress_bar(runs * len(sizes), "continuous", progress)
     for r, ss in enumerate(run_ss.spawn(runs)):
         rng = np.random.default_rng(ss)
         for n in sizes:
@@ -169,7 +176,7 @@ def continuous(
     for n in sizes:
         sel = [row for row in rows if row["n"] == n]
         k = sel[0]["k"]
-        mean, sem = _mean_sem([row["worst_sq"] for row in sel])
+        mean, sem = mean_sem([row["worst_sq"] for row in sel])
         D = L / (c * 2**k)
         S = bounds.statistical_upper(n, 1 << k, epsilon, a=a, b=b, c=c)
         summary.append(
@@ -185,7 +192,7 @@ def continuous(
             }
         )
     ns = np.array(sizes, float)
-    slope, se = _loglog_slope(ns, np.array([s["worst_sq"] for s in summary]))
+    slope, se = loglog_slope(ns, np.array([s["worst_sq"] for s in summary]))
     meta = {
         "data": {"beta": "synthetic Beta(2, 5) rows", "movielens-timestamps":
                  "MovieLens 100K rating timestamps rescaled to [0, 1]"}[source],
@@ -207,7 +214,7 @@ def continuous(
     return ExperimentResult("continuous", rows, summary, meta, _plot)
 
 
-def _plot(ax: Any, res: Any) -> None:
+def _plot(ax: Any, res: ExperimentResult) -> None:
     s = res.summary
     n = np.array([v["n"] for v in s], float)
     ax.errorbar(n, [v["worst_sq"] for v in s], yerr=[v["worst_sq_sem"] for v in s], fmt="o-",
@@ -226,24 +233,16 @@ def _plot(ax: Any, res: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """CLI handler for ``dpgraph experiment continuous``."""
-    from dpgraph.experiments.ratings import _print_summary, write_outputs
-
     kw: dict[str, Any] = {"seed": args.seed, "source": args.data, "progress": not args.no_progress}
     if args.quick:
         kw.update(sizes=(256, 4096, 65536), n_queries=50, runs=3)
     if args.runs is not None:
         kw["runs"] = args.runs
-    t0 = time.perf_counter()
-    res = continuous(**kw)
-    res.meta["elapsed_seconds"] = time.perf_counter() - t0
-    res.meta["quick"] = bool(args.quick)
-    paths = write_outputs(res, args.out)
-    _print_summary(res, paths)
-    return 0
+    return run_and_report(continuous, args, **kw)
 
 
 def add_parser(subparsers: Any, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Add the ``continuous`` sub-command (called by ``ratings.register``)."""
+    """Add the ``continuous`` sub-command (``add_common`` adds the shared options)."""
     text = "continuous universe [0,1]: discretize with 2^(2k) = sqrt(n), error vs n (paper V)"
     p = subparsers.add_parser("continuous", help=text, description=text)
     add_common(p)

@@ -108,7 +108,7 @@ def run(
     """
     import dpgraph
     from ..bounds import cut_upper
-    from ..core._validation import check_epsilon, check_positive_int
+    from ..validation import check_epsilon, check_positive_int
 
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")

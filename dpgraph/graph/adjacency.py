@@ -21,11 +21,12 @@ where they have something faster.
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterator, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterator, Sequence
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Adjacency", "PackedWords", "AdjacencyBase", "CutSides"]
+__all__ = ["Adjacency", "AdjacencyBase", "CutSides", "PackedWords"]
 
 #: A batch of cut queries: (s, t) position arrays per query, disjoint sides.
 CutSides = Sequence[tuple[np.ndarray, np.ndarray]]

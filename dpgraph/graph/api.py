@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
 from ..validation import Boolean, Epsilon, validate_params
-from .encoding import encode_graph
+from ._memory import check_release_fits
+from .inputs import GraphInput, encode_input
 from .private import PrivateGraph
 from .release import release_packed
 from .sparse import release_sparse, subsampled_probabilities
+
+if TYPE_CHECKING:
+    from ..ledger import PrivacyLedger
 
 __all__ = ["release"]
 
 
 @validate_params(epsilon=Epsilon(), directed=Boolean())
 def release(
-    G: Any,
+    G: GraphInput,
     epsilon: float,
     seed: SeedLike = None,
     *,
     directed: bool = False,
+    nodes: Sequence[Hashable] | None = None,
     keep: Real | None = None,
     target_edges: Integral | None = None,
-    ledger: Any = None,
+    ledger: PrivacyLedger | None = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -36,17 +42,27 @@ def release(
 
     Parameters
     ----------
-    G : networkx.Graph or networkx.DiGraph
-        Simple graph: no self-loops, no parallel edges, at least 2 nodes.
+    G : networkx graph, scipy.sparse matrix, (m, 2) edge array or edge-list path
+        A simple graph (no self-loops; repeated edges count once), at least 2
+        nodes: a networkx ``Graph``/``DiGraph``; a square scipy.sparse
+        adjacency matrix (any non-zero entry is an edge); an (m, 2) array of
+        edges given by node labels; or the path of a text file with one
+        ``u v`` edge a line (``#`` comments, further columns ignored).
     epsilon : float
         Privacy parameter per vertex pair, finite and > 0.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.Generator, numpy.random.RandomState or random.Random
         ``None`` (default) draws from a cryptographically secure stream keyed
-        from OS entropy: use it for every real release.  An int or Generator
-        makes the release reproducible, which is for tests and experiments
-        only (a statistical generator can be predicted from its output).
+        from OS entropy: use it for every real release.  Anything else makes
+        the release reproducible, which is for tests and experiments only (a
+        statistical generator can be predicted from its output); see
+        :func:`dpgraph.core.resolve_random`.
     directed : bool, default False
-        Opt in to releasing a DiGraph, one row per ordered pair.
+        Opt in to releasing a directed graph, one row per ordered pair.
+    nodes : sequence of node labels, optional
+        The public vertex set.  Required for an edge array or file (it is
+        never inferred from the edges, which would reveal which nodes have
+        none); for a matrix, the labels of its rows (default 0..n-1); for a
+        networkx graph, a superset of its nodes (the others are isolated).
     keep : float in (0, 1], optional
         Sparse release: keep each released edge with probability ``keep``
         (rounded to a multiple of 2^-64).  That is post-processing, so the
@@ -59,8 +75,9 @@ def release(
         keep = target_edges / (p' N), chosen from public quantities only.
         At most p' N, what the full release would give.
     ledger : dpgraph.PrivacyLedger, optional
-        Charge ``epsilon`` to this privacy budget (see SECURITY.md).  A release
-        that would exceed it raises :class:`dpgraph.BudgetExceededError`
+        Charge ``epsilon`` to this privacy budget (see SECURITY.md): one ledger
+        is one dataset, whatever graph is passed.  A release that would exceed
+        it raises :class:`dpgraph.BudgetExceededError`
         before any randomness is drawn.
 
     Returns
@@ -68,6 +85,12 @@ def release(
     PrivateGraph
         Bit-packed adjacency for the full release, CSR
         (:class:`~dpgraph.graph.sparse.SparseAdjacency`) for a sparse one.
+
+    Raises
+    ------
+    MemoryError
+        Before encoding ``G`` or allocating, if the release cannot fit in the
+        memory available now (the message says how much it needs and has).
 
     Examples
     --------
@@ -81,6 +104,13 @@ def release(
     >>> S = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0, target_edges=30)
     >>> 10 < S.number_of_edges() < 60, round(S.keep, 3)
     (True, 0.199)
+
+    An edge array with its public vertex set (node 4 has no edge):
+
+    >>> import numpy as np
+    >>> E = dpgraph.release(np.array([[0, 1], [1, 2], [2, 3]]), epsilon=1.0, seed=0, nodes=range(5))
+    >>> E.nodes
+    (0, 1, 2, 3, 4)
     """
     from ..ledger import PrivacyLedger
 
@@ -89,14 +119,16 @@ def release(
             f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
         )
     rr = rr_probabilities(epsilon, 2)
-    enc = encode_graph(G, directed=directed)
     sparse = keep is not None or target_edges is not None
+    # from the node count alone, before encoding or allocating anything
+    check_release_fits(G, directed, sparse, nodes)
+    enc = encode_input(G, directed=directed, nodes=nodes)
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
     # every input is validated above; nothing random has been drawn yet
     source = resolve_random(seed)
     if ledger is not None:
-        ledger.charge(epsilon, enc)
-    warn_if_seeded(source)
+        ledger.charge(epsilon)
+    warn_if_seeded(source, stacklevel=4)  # past the validate_params wrapper, at the caller
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)

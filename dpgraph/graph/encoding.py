@@ -96,10 +96,32 @@ class NodeIndex:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def find(self, labels: Iterable[Hashable]) -> np.ndarray:
+        """Positions of node labels, -1 where a label is not a node (no error raised).
+
+        Examples
+        --------
+        >>> NodeIndex(["a", "b"]).find(["b", "z"]).tolist()
+        [1, -1]
+        """
+        if self._ints is not None and isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
+            n = self._ints.size
+            pos = np.minimum(np.searchsorted(self._ints, labels), n - 1)
+            return np.where(self._ints[pos] == labels, pos, -1).astype(np.int64)
+        items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+        get = self._pos.get
+        try:
+            return np.fromiter((get(v, -1) for v in items), dtype=np.int64, count=len(items))
+        except TypeError:
+            raise TypeError("node labels must be hashable") from None
+
     def indices(self, labels: Any, name: str) -> np.ndarray:
         """Positions of a collection of node labels (duplicates removed, sorted).
 
-        Raises ValueError naming ``name`` if it is empty or has unknown nodes.
+        A numpy boolean array of length n is a mask over the nodes (position
+        i selected when ``labels[i]`` is True); a dict is refused (TypeError)
+        rather than read as its keys.  Raises ValueError naming ``name`` if it
+        is empty or has unknown nodes.
         """
         if labels is None:
             raise TypeError(f"{name} must be a collection of nodes, not None")
@@ -108,6 +130,16 @@ class NodeIndex:
                 f"{name} must be a collection of nodes (list, set, array), "
                 f"got {type(labels).__name__}"
             )
+        if isinstance(labels, dict):  # its keys would be taken silently
+            raise TypeError(f"{name} must be a collection of nodes, not a dict; pass list(d) "
+                            "if the keys are the nodes")
+        if isinstance(labels, np.ndarray) and labels.dtype == np.bool_:  # a mask over the nodes
+            if labels.ndim != 1 or labels.size != len(self.nodes):
+                raise ValueError(f"{name}: a boolean mask must have one entry per node "
+                                 f"({len(self.nodes)}), got shape {labels.shape}")
+            if not labels.any():
+                raise ValueError(f"{name} is empty; a cut needs at least one node on each side")
+            return np.flatnonzero(labels)
         fast = self._int_fast(labels, name)
         if fast is not None:
             return fast
@@ -134,6 +166,12 @@ class NodeIndex:
         arr = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
+        if arr.dtype.kind == "u":  # compare as int64: uint64 vs int64 would go through float64
+            too_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
+            if too_big:
+                raise ValueError(f"{name} contains {too_big} node(s) that are not in the graph; "
+                                 "use labels from PrivateGraph.nodes")
+            arr = arr.astype(np.int64)
         n = self._ints.size
         if self._identity:
             pos = arr
@@ -190,6 +228,9 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         For a non-graph, a multigraph, self-loops, a directed graph without
         ``directed=True`` (or the reverse), or fewer than 2 nodes.
     """
+    from ..validation import check_bool
+
+    directed = check_bool(directed, "directed")  # "yes" or 1 would silently mean True
     if not isinstance(G, nx.Graph):
         raise TypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
     if G.is_multigraph():

@@ -16,7 +16,17 @@ magic), of another format version, truncated or padded, whose digest does not
 match (a flipped bit anywhere), or whose header is inconsistent (sizes, node
 count, flip probability not certified for the stated epsilon, bits set outside
 the rows of the database).  The digest detects accidents, not forgery: anyone
-can recompute it.  Sign or MAC the file if you need authenticity.
+can recompute it.  A signed file (``save(path, signing_key=...)``) appends an
+Ed25519 signature of the digest (64 bytes, after the digest; the header says
+``"signature": "ed25519"`` and names the signer's public key), and
+``load(path, verify_key=...)`` accepts only a file signed by that key.
+
+Nothing the estimators use is taken from the header as given: the flip
+probability, the channel (d, r) and keep are derived from the certified
+integer numerators, and a header whose epsilon, flip_probability, keep or
+channel disagree with them is refused.  The header is parsed only after its
+size is checked against what the declared n needs, with limits on nesting
+depth and number length (see :mod:`dpgraph._safejson`).
 
 Node labels are stored as JSON: int, str, float (finite), bool, None and
 tuples of those round-trip exactly (tuples are stored as JSON lists and come
@@ -34,6 +44,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import struct
 import sys
 import tempfile
@@ -50,7 +61,19 @@ MAGIC = b"\x89DPGRAPH"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")  # magic, version, header length
 _DIGEST = 32
-_MAX_HEADER = 1 << 31  # a header is JSON metadata; anything larger is not ours
+#: a header is the fixed fields plus the node labels: at most this many bytes plus
+#: _LABEL_BYTES per declared node (save refuses labels longer on average)
+_FIXED_HEADER = 64 << 10
+_LABEL_BYTES = 1024
+#: every header starts with these fields in this order (JSON whitespace allowed)
+_HEAD_START = re.compile(
+    rb'\{\s*"format"\s*:\s*"dpgraph"\s*,\s*"version"\s*:\s*1\s*,\s*"kind"\s*:\s*'
+    rb'"([a-z]{1,16})"\s*,\s*"n"\s*:\s*([0-9]{1,12})\s*,')
+
+
+def header_limit(n: int) -> int:
+    """Largest header (bytes) a file of ``n`` nodes may have."""
+    return _FIXED_HEADER + _LABEL_BYTES * int(n)
 
 
 # --------------------------------------------------------------------------- labels
@@ -133,7 +156,7 @@ def _kind_of(adj: Any) -> str:
 class IOMixin:
     """PrivateGraph methods for files: ``save``."""
 
-    def save(self, path: PathLike) -> None:
+    def save(self, path: PathLike, *, signing_key: Any = None) -> None:
         """Write the release to ``path`` in dpgraph's versioned binary format.
 
         The file holds public metadata and the released bits only, ends with a
@@ -145,43 +168,54 @@ class IOMixin:
         ----------
         path : str or os.PathLike
             Destination file; overwritten if it exists.
+        signing_key : Ed25519PrivateKey or bytes, optional
+            The curator's Ed25519 key (object or raw 32 bytes, see
+            :func:`dpgraph.generate_signing_key`): appends a signature so
+            that ``dpgraph.load(path, verify_key=...)`` can check the file is
+            the curator's and unaltered.
 
         Raises
         ------
         TypeError
-            If ``path`` is not a path, or a node label has a type the format
-            cannot store (see the module docstring).
+            If ``path`` or ``signing_key`` has the wrong type, or a node label
+            has a type the format cannot store (see the module docstring).
+        ValueError
+            If the node labels average more than 1 KiB of JSON each.
 
         Examples
         --------
         >>> import networkx as nx, dpgraph, tempfile, os
         >>> R = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0)
         >>> path = os.path.join(tempfile.mkdtemp(), "karate.dpg")
-        >>> R.save(path)
-        >>> from dpgraph.graph.io import load      # exported as dpgraph.load
-        >>> R2 = load(path)
+        >>> sk, vk = dpgraph.generate_signing_key()
+        >>> R.save(path, signing_key=sk)
+        >>> R2 = dpgraph.load(path, verify_key=vk)
         >>> R2.number_of_edges() == R.number_of_edges(), R2.flip_probability == R.flip_probability
         (True, True)
         """
+        from . import signing
+
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        sk = None if signing_key is None else signing.signing_key(signing_key)
         path = Path(path)
-        kind = _kind_of(self._adj)
-        meta, payload = KINDS[kind][0](self._adj)
+        kind = _kind_of(self.adjacency)
+        meta, payload = KINDS[kind][0](self.adjacency)
         rr = self.probabilities
         plain = type(self.channel).randomized_response(rr)
         default_channel = float(self.channel.d) == float(plain.d) and np.array_equal(
             self.channel.r, plain.r)
+        n = self.number_of_nodes()
         header = {
             "format": "dpgraph",
             "version": FORMAT_VERSION,
             "kind": kind,
-            "n": self.number_of_nodes(),
+            "n": n,
             "directed": bool(self.directed),
             "epsilon": float(self.epsilon),
-            "flip_numerator": str(int(rr.move_numerator)),
+            "flip_numerator": str(int(rr.flip_numerator)),
             "flip_bits": int(rr.bits),
-            "flip_probability": float(rr.move_probability),
+            "flip_probability": float(rr.flip_probability),
             "keep": float(self.keep),
             "channel": None if default_channel else {
                 "d": float(self.channel.d), "r": [float(x) for x in self.channel.r]},
@@ -189,16 +223,28 @@ class IOMixin:
             "payload_bytes": int(payload.nbytes),
             **meta,
         }
+        if sk is not None:
+            header["signature"] = "ed25519"
+            header["signer"] = signing.public_hex(sk)
         head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        if len(head) > header_limit(n):
+            raise ValueError(
+                f"nodes: the labels take {len(head):,} bytes of header, more than "
+                f"{_LABEL_BYTES} bytes a node on average; relabel the graph with shorter labels")
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=path.parent if str(path.parent) else ".")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():  # name the requested path, not the temporary file
+            raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
+        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
                     digest.update(part)
                     fh.write(part)
                 fh.write(digest.digest())
+                if sk is not None:
+                    fh.write(signing.sign_digest(sk, digest.digest()))
             os.replace(tmp, path)
         except BaseException:
             try:
@@ -209,17 +255,24 @@ class IOMixin:
 
 
 # --------------------------------------------------------------------------- load
-def load(path: PathLike) -> Any:
+def load(path: PathLike, *, verify_key: Any = None) -> Any:
     """Read a PrivateGraph written by :meth:`PrivateGraph.save`.
 
     Never executes code from the file.  Checks the magic bytes, the format
-    version, the sizes, the SHA-256 digest, the header fields, that the flip
-    probability is certified epsilon-DP, and that no bit lies outside the
-    vertex pairs of the graph.
+    version, the header size against the declared n (before parsing it, with
+    limits on nesting and number length), the sizes, the SHA-256 digest, the
+    signature when ``verify_key`` is given, the header fields, that the flip
+    probability is certified epsilon-DP, that keep and the channel are
+    exactly those of the certified numerators, and that no bit lies outside
+    the vertex pairs of the graph.
 
     Parameters
     ----------
     path : str or os.PathLike
+    verify_key : Ed25519PublicKey or bytes, optional
+        The curator's public key (object or raw 32 bytes).  When given, the
+        file must carry a valid signature by this key: an unsigned file, a
+        file signed by another key, or any changed byte is refused.
 
     Returns
     -------
@@ -228,8 +281,9 @@ def load(path: PathLike) -> Any:
     Raises
     ------
     ValueError
-        For a foreign, truncated, corrupted or version-mismatched file; the
-        message says which check failed.
+        For a foreign, truncated, corrupted, inconsistent, unsigned (when
+        ``verify_key`` is given) or version-mismatched file, or a directory;
+        the message says which check failed.
     FileNotFoundError
         If ``path`` does not exist.
 
@@ -242,15 +296,22 @@ def load(path: PathLike) -> Any:
     >>> R.nodes, R.epsilon
     ((0, 1, 2, 3, 4), 2.0)
     """
-    from ..core.estimators import Channel
-    from ..core.probabilities import RRProbabilities
+    from .. import _safejson
+    from ..core.probabilities import rr_probabilities
+    from . import signing
     from .encoding import NodeIndex
     from .private import PrivateGraph
 
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    size = path.stat().st_size
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a dpgraph file")
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:
@@ -261,19 +322,30 @@ def load(path: PathLike) -> Any:
                 f"{path.name} uses dpgraph file format version {version}; this dpgraph reads "
                 f"version {FORMAT_VERSION}. Use a matching dpgraph version"
             )
-        if hlen > _MAX_HEADER or _PREFIX.size + hlen + _DIGEST > size:
+        if _PREFIX.size + hlen + _DIGEST > size:
             raise ValueError(f"{path.name} is truncated or corrupted (header length exceeds file)")
-        head = fh.read(hlen)
-        try:
-            header = json.loads(head.decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise ValueError(f"{path.name}: header is not valid JSON; the file is corrupted") from None
+        # bound the header by what its declared n needs before reading or parsing it
+        start = fh.read(min(hlen, 256))
+        m = _HEAD_START.match(start)
+        if m is None:
+            raise ValueError(f"{path.name}: header does not describe a dpgraph v{FORMAT_VERSION} "
+                             "file (it must start with format, version, kind and n)")
+        if hlen > header_limit(int(m.group(2))):
+            raise ValueError(
+                f"{path.name}: header of {hlen:,} bytes is larger than {int(m.group(2)):,} nodes "
+                f"need (at most {header_limit(int(m.group(2))):,}); the file is corrupted")
+        head = start + fh.read(hlen - len(start))
+        header = _safejson.loads(head, f"{path.name}: file header")
         if not isinstance(header, dict) or header.get("format") != "dpgraph" \
                 or type(header.get("version")) is not int or header.get("version") != FORMAT_VERSION:
             raise ValueError(f"{path.name}: header does not describe a dpgraph v{FORMAT_VERSION} file")
+        signed = header.get("signature", None)
+        if signed not in (None, "ed25519"):
+            raise ValueError(f"{path.name}: unknown signature scheme {signed!r}")
+        trailer = _DIGEST + (signing.SIGNATURE_BYTES if signed else 0)
         payload = header.get("payload_bytes")
         if type(payload) is not int or payload < 0 \
-                or _PREFIX.size + hlen + payload + _DIGEST != size:
+                or _PREFIX.size + hlen + payload + trailer != size:
             raise ValueError(f"{path.name} is truncated or padded: its size does not match its header")
         # digest first, over the bytes as stored, before trusting any field
         digest = hashlib.sha256()
@@ -281,8 +353,8 @@ def load(path: PathLike) -> Any:
         digest.update(head)
         buf = np.empty(payload, dtype=np.uint8)
         view = memoryview(buf)
-        for start in range(0, payload, 1 << 24):
-            part = view[start : start + (1 << 24)]
+        for start_at in range(0, payload, 1 << 24):
+            part = view[start_at : start_at + (1 << 24)]
             if fh.readinto(part) != len(part):
                 raise ValueError(f"{path.name} is truncated")
             digest.update(part)
@@ -290,6 +362,15 @@ def load(path: PathLike) -> Any:
             raise ValueError(
                 f"{path.name} failed its SHA-256 integrity check: the file is corrupted"
             )
+        signature = fh.read(signing.SIGNATURE_BYTES) if signed else None
+        if vk is not None:
+            if signature is None:
+                raise ValueError(f"{path.name} is not signed, but verify_key requires a signature")
+            if header.get("signer") != signing.public_hex(vk) \
+                    or not signing.check_signature(vk, digest.digest(), signature):
+                raise ValueError(
+                    f"{path.name}: signature check failed: the file was altered or signed by "
+                    "another key than verify_key")
         kind = header.get("kind")
         if kind not in KINDS:
             raise ValueError(f"{path.name}: unknown payload kind {kind!r}; a newer dpgraph may read it")
@@ -298,30 +379,65 @@ def load(path: PathLike) -> Any:
         if not (type(n) is int and n >= 2 and isinstance(directed, bool)
                 and isinstance(nodes, list) and len(nodes) == n):
             raise ValueError(f"{path.name}: header fields n/directed/nodes are inconsistent")
-        eps_raw, keep_raw, num_raw = header.get("epsilon"), header.get("keep", 1.0), header.get("flip_numerator")
-        if not (_is_number(eps_raw) and _is_number(keep_raw) and isinstance(num_raw, str)
-                and num_raw.isdigit()):
-            raise ValueError(f"{path.name}: header lacks a valid epsilon, keep or flip numerator")
-        numerator, epsilon, keep = int(num_raw), float(eps_raw), float(keep_raw)
+        eps_raw, num_raw = header.get("epsilon"), header.get("flip_numerator")
+        if not (_is_number(eps_raw) and isinstance(num_raw, str) and num_raw.isdigit()
+                and len(num_raw) <= 20):
+            raise ValueError(f"{path.name}: header lacks a valid epsilon or flip numerator")
+        numerator, epsilon = int(num_raw), float(eps_raw)
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
-                or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf) or not 0 < keep <= 1:
-            raise ValueError(f"{path.name}: epsilon, keep or flip probability out of range")
-        rr = RRProbabilities(K=2, epsilon=epsilon, move_numerator=numerator)
-        if not rr.certify():
+                or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):
+            raise ValueError(f"{path.name}: epsilon or flip probability out of range")
+        # everything the estimators use derives from the certified numerators
+        rr = rr_probabilities(epsilon, 2)
+        if rr.flip_numerator != numerator or not rr.certify():
             raise ValueError(
-                f"{path.name}: its flip probability is not certified {epsilon}-DP; refusing it"
+                f"{path.name}: its flip numerator is not the certified one of epsilon={epsilon}; "
+                "refusing it"
             )
-        ch = header.get("channel")
-        channel = None
-        if ch is not None:
-            try:
-                channel = Channel(float(ch["d"]), np.asarray(ch["r"], dtype=float))
-            except (KeyError, TypeError, ValueError):
-                raise ValueError(f"{path.name}: channel field is malformed") from None
+        if header.get("flip_probability") != float(rr.flip_probability):
+            raise ValueError(f"{path.name}: header flip_probability disagrees with flip_numerator; "
+                             "the file is corrupted")
         labels = [_label_from_json(v) for v in nodes]
         try:
             index = NodeIndex(labels)
         except (TypeError, ValueError):
             raise ValueError(f"{path.name}: node labels are not distinct") from None
-        adj = KINDS[kind][1](buf, header, n, directed)
+        try:
+            adj = KINDS[kind][1](buf, header, n, directed)
+        except ValueError as exc:
+            raise ValueError(f"{path.name}: {exc}") from None
+    channel, keep = _derived_channel(adj, rr)
+    _check_claims(header, channel, keep, path.name)
     return PrivateGraph(adj, index, rr, channel=channel, keep=keep)
+
+
+def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
+    """(channel, keep) of an adjacency, from its numerators alone."""
+    from ..core.estimators import Channel
+
+    keep_numerator = getattr(adj, "keep_numerator", None)
+    if keep_numerator is None or int(keep_numerator) == 1 << 64:
+        return Channel.randomized_response(rr), 1.0
+    from .sparse import SubsampledProbabilities
+
+    probs = SubsampledProbabilities(rr, int(keep_numerator))
+    return probs.channel, float(probs.keep)
+
+
+def _check_claims(header: dict, channel: Any, keep: float, name: str) -> None:
+    """Refuse a header whose keep or channel is not exactly the derived one."""
+    keep_raw = header.get("keep", 1.0)
+    if not _is_number(keep_raw) or float(keep_raw) != keep:
+        raise ValueError(f"{name}: header keep disagrees with the certified numerators; "
+                         "the file is corrupted")
+    ch = header.get("channel")
+    plain = keep == 1.0
+    if ch is None and plain:
+        return
+    ok = isinstance(ch, dict) and set(ch) == {"d", "r"} and _is_number(ch["d"]) \
+        and isinstance(ch["r"], list) and all(_is_number(x) for x in ch["r"]) \
+        and float(ch["d"]) == float(channel.d) \
+        and [float(x) for x in ch["r"]] == [float(x) for x in channel.r]
+    if not ok:
+        raise ValueError(f"{name}: header channel disagrees with the certified numerators; "
+                         "the file is corrupted")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable, Sequence
+import os
+from collections.abc import Hashable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from ..core.estimators import Channel, Estimate, count_estimate, project
-from ..core.probabilities import RRProbabilities
+from ..core.probabilities import CertifiedRelease, RRProbabilities
+from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
 from .analytics.mixin import AnalyticsMixin
 from .encoding import NodeIndex, pair_count
@@ -17,7 +21,14 @@ from .io import IOMixin
 __all__ = ["PrivateGraph"]
 
 
-class PrivateGraph(AnalyticsMixin, IOMixin):
+class _CallableCount(int):
+    """An int that returns itself when called: a method that also reads as its old attribute."""
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
 
     Built by :func:`dpgraph.release`; holds only the released pairs and public
@@ -96,8 +107,11 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         return self._index.indices(labels, name)
 
     def cut_positions(self, S: Iterable[Hashable],
-                      T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+                      T: Iterable[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Positions of the two sides of a cut query; refuses overlapping sides.
+
+        ``T=None`` means the complement of S (every other node), as in
+        ``networkx.cut_size``.
 
         Examples
         --------
@@ -107,6 +121,14 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         [[0, 1], [3]]
         """
         s = self._index.indices(S, "S")
+        if T is None:
+            member = np.ones(len(self._index), dtype=bool)
+            member[s] = False
+            t = np.flatnonzero(member)
+            if t.size == 0:
+                raise ValueError("S covers every node, so its complement T is empty; "
+                                 "pass T or a smaller S")
+            return s, t
         t = self._index.indices(T, "T")
         overlap = np.intersect1d(s, t, assume_unique=True).size
         if overlap:
@@ -142,29 +164,29 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         """True when rows are ordered pairs (a released DiGraph)."""
         return self._adj.directed
 
-    @property
-    def epsilon(self) -> float:
-        """The privacy parameter of the release, per vertex pair."""
-        return self.probabilities.epsilon
-
-    @property
-    def flip_probability(self) -> float:
-        """p' = m / 2^64, the certified flip probability actually sampled."""
-        return self.probabilities.move_probability
-
-    @property
-    def realized_epsilon(self) -> float:
-        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
-        return self.probabilities.realized_epsilon
+    def is_directed(self) -> bool:
+        """Whether rows are ordered pairs, like ``networkx.Graph.is_directed()``."""
+        return self.directed
 
     def number_of_nodes(self) -> int:
         """Size of the public vertex set."""
         return len(self._index)
 
     @property
-    def number_of_pairs(self) -> int:
-        """Rows of the database: n(n-1)/2 unordered (n(n-1) ordered) pairs."""
-        return pair_count(self.number_of_nodes(), self.directed)
+    def number_of_pairs(self) -> _CallableCount:
+        """Rows of the database: n(n-1)/2 unordered (n(n-1) ordered) pairs.
+
+        Call it like ``number_of_nodes()``: ``R.number_of_pairs()``.  The
+        older attribute form ``R.number_of_pairs`` still reads as the same int.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(5), epsilon=1.0, seed=0)
+        >>> R.number_of_pairs(), R.number_of_pairs == 10
+        (10, True)
+        """
+        return _CallableCount(pair_count(self.number_of_nodes(), self.directed))
 
     def number_of_edges(self) -> int:
         """Edges of the *released* graph (raw, not debiased; see ``edge_count``)."""
@@ -181,24 +203,28 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
 
     # ---- cut queries --------------------------------------------------------------
     def _sides(self, S: Iterable[Hashable], T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+        # older spelling of cut_positions, still used inside graph.analytics
         return self.cut_positions(S, T)
 
     def _finish(self, est: Estimate, proper: bool) -> Estimate:
-        if not isinstance(proper, (bool, np.bool_)):
-            raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
-        return project(est, est.low, est.high, step=1.0) if proper else est
+        return project(est, *est.feasible_range, step=1.0) if proper else est
 
-    def cut(self, S: Iterable[Hashable], T: Iterable[Hashable], proper: bool = False) -> Estimate:
+    @validate_params(proper=Boolean())
+    def cut(self, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
+            proper: bool = False) -> Estimate:
         """Estimate the number of edges between disjoint node sets S and T.
 
         Unbiased, with the exact graph-independent standard deviation
-        sqrt(|S||T| p'(1-p')) / (1 - 2p') (DESIGN.md section 1).  For a
+        sqrt(|S||T| p'(1-p')) / (1 - 2p') (docs/design.md).  For a
         directed release, edges from S to T.
 
         Parameters
         ----------
-        S, T : collections of nodes
-            Disjoint, non-empty; duplicates are ignored.
+        S : collection of nodes
+            Non-empty; duplicates are ignored.
+        T : collection of nodes, optional
+            Disjoint from S, non-empty.  Default: every node not in S (the
+            complement), as in ``networkx.cut_size``.
         proper : bool, default False
             Round and clip the estimate to an integer in 0..|S||T|.
 
@@ -216,11 +242,14 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         >>> truth = nx.cut_size(G, S, T)
         >>> abs(est.value - truth) < 5 * est.std
         True
+        >>> R.cut(S).value == est.value     # T defaults to the complement of S
+        True
         """
         s, t = self.cut_positions(S, T)
         observed = self._adj.cut_count(s, t)
         return self._finish(count_estimate(observed, s.size * t.size, self.channel), proper)
 
+    @validate_params(proper=Boolean())
     def cuts(self, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
              proper: bool = False) -> Estimate:
         """Estimate many cut queries at once; a batch :class:`Estimate`.
@@ -231,7 +260,8 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         Parameters
         ----------
         pairs : sequence of (S, T)
-            Each S and T a non-empty collection of nodes, disjoint.
+            Each S and T a non-empty collection of nodes, disjoint; T may be
+            None for the complement of S.
         proper : bool, default False
             Round and clip every estimate to an integer in 0..|S||T|.
 
@@ -274,6 +304,7 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
         est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
         return self._finish(est, proper)
 
+    @validate_params(proper=Boolean())
     def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
         """Estimate the number of edges with both ends in S.
 
@@ -322,6 +353,65 @@ class PrivateGraph(AnalyticsMixin, IOMixin):
             r, c = np.concatenate([r, c]), np.concatenate([c, r])
         data = np.ones(r.size, dtype=np.int8)
         return sp.coo_array((data, (r, c)), shape=(n, n)).asformat(format)
+
+    def to_edgelist(self, path: str | os.PathLike[str], delimiter: str = " ") -> None:
+        """Write the released edges to a text file, one ``u v`` line per edge.
+
+        Like ``networkx.write_edgelist(H, path, data=False)`` for the released
+        graph H: node labels are written with ``str``; each unordered pair
+        once (a directed release writes ``u v`` for the edge u -> v).  A first
+        comment line gives the public parameters.  Isolated nodes have no line:
+        the vertex set is ``nodes``.  Read it back with
+        ``networkx.read_edgelist(path, nodetype=...)``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Destination file; overwritten if it exists.
+        delimiter : str, default " "
+            Between the two labels of a line.
+
+        Raises
+        ------
+        FileNotFoundError
+            If the folder of ``path`` does not exist (the message names ``path``).
+        ValueError
+            If a label's text contains the delimiter or a line break (the
+            file could not be read back); relabel, or pick another delimiter.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph, tempfile, os
+        >>> R = dpgraph.release(nx.path_graph(4), epsilon=5.0, seed=0)
+        >>> path = os.path.join(tempfile.mkdtemp(), "released.txt")
+        >>> R.to_edgelist(path)
+        >>> H = nx.read_edgelist(path, nodetype=int)
+        >>> H.number_of_edges() == R.number_of_edges()
+        True
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        if not isinstance(delimiter, str) or not delimiter or "\n" in delimiter:
+            raise ValueError("delimiter must be a non-empty string without line breaks, e.g. ' '")
+        labels = [str(v) for v in self.nodes]
+        if any(delimiter in t or "\n" in t or "\r" in t for t in labels):
+            raise ValueError(
+                f"a node label's text contains the delimiter {delimiter!r} or a line break; "
+                "relabel the nodes or pass another delimiter"
+            )
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"cannot write {path}: its folder {path.parent} does not exist")
+        r, c = self.released_edges()
+        kind = "directed" if self.directed else "undirected"
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(f"# dpgraph {kind} release: {self.number_of_nodes()} nodes, "
+                     f"epsilon={self.epsilon:g}, flip_probability={self.flip_probability:.6g}, "
+                     f"keep={self.keep:.6g}; isolated nodes have no line\n")
+            for start in range(0, r.size, 1 << 16):
+                rows, cols = r[start : start + (1 << 16)], c[start : start + (1 << 16)]
+                fh.writelines(f"{labels[i]}{delimiter}{labels[j]}\n"
+                              for i, j in zip(rows.tolist(), cols.tolist()))
 
     def to_networkx(self) -> nx.Graph:
         """The released synthetic graph as a networkx (Di)Graph.

@@ -33,7 +33,7 @@ from ._memory import check_fits
 from .encoding import EncodedGraph
 from .packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 
-__all__ = ["release_packed", "sample_packed_flips", "fill_bands", "xor_edges"]
+__all__ = ["fill_bands", "release_packed", "sample_packed_flips", "xor_edges"]
 
 _GROUP_WORDS = 1 << 20  # words sampled per sampler call; fixed, part of the seed contract
 
@@ -111,14 +111,14 @@ def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSo
 
 
 def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource) -> PackedAdjacency:
-    """Flip every vertex pair of ``enc`` independently with probability rr.move_probability.
+    """Flip every vertex pair of ``enc`` independently with probability rr.flip_probability.
 
     Parameters
     ----------
     enc : EncodedGraph
         The validated input (edge endpoints as node positions).
     rr : RRProbabilities
-        Certified K = 2 probabilities; pairs flip with ``rr.move_numerator / 2^64``.
+        Certified K = 2 probabilities; pairs flip with ``rr.flip_numerator / 2^64``.
     source : RandomSource
         Where every random bit comes from.
 
@@ -146,6 +146,6 @@ def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource)
     nw = words_per_row(n)
     # the matrix plus one group of sampled words and the sampler's scratch
     check_fits(n * nw * 8 + 12 * 8 * _GROUP_WORDS, f"a packed release of {n} nodes")
-    words = sample_packed_flips(n, directed, rr.move_numerator, source)
+    words = sample_packed_flips(n, directed, rr.flip_numerator, source)
     xor_edges(words, enc.rows, enc.cols)
     return PackedAdjacency(words, n, directed)

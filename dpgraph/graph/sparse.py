@@ -22,24 +22,12 @@ has probability exactly alpha.
 
 Non-edges are never enumerated.  The released non-edges are a Bernoulli(beta)
 subset of the pair space minus the true edges; we sample a Bernoulli(beta)
-subset of the *whole* pair space by geometric gaps between successes and drop
-the candidates that fall on a true edge (pairs are independent, so this is
-exactly the Bernoulli(beta) process on non-edges).  A gap G ~ Geometric(beta)
-(failures before a success) is drawn exactly as G = L D + R with L = 2^l <= 1/beta
-(the decomposition of Bringmann and Friedrich, ICALP 2013): D counts the
-successes of Bernoulli((1 - beta)^L) trials before the first failure, and R is
-uniform on 0..L-1 (the top l bits of a word) accepted with probability
-(1 - beta)^R.  Every one of those Bernoulli((1 - beta)^x) trials compares a
-uniform 64-bit word with (1 - beta)^x evaluated in floating point *with a
-certified margin*: when the word is within a relative 2^-30 of the threshold
-(about 10^7 times the worst error of libm's ``exp``/``log1p``) the trial is
-decided exactly by :func:`_exact_power_less`, which extends the uniform with
-further words and evaluates (1 - beta)^x with ``decimal`` at growing precision
-and rigorous error bounds.  So every sampled pair is in the output with
-probability exactly alpha or beta, with no floating-point approximation,
-assuming only that libm's ``exp`` and ``log1p`` are accurate to far better
-than 2^-30 (they are accurate to about 1 ulp = 2^-52).  All randomness comes
-from the core :class:`~dpgraph.core.RandomSource` words.
+subset of the *whole* pair space by exact geometric gaps between successes
+(:func:`dpgraph.core.sampling.bernoulli_positions`) and drop the candidates
+that fall on a true edge (pairs are independent, so this is exactly the
+Bernoulli(beta) process on non-edges).  So every sampled pair is in the output
+with probability exactly alpha or beta, with no floating-point approximation.
+All randomness comes from the core :class:`~dpgraph.core.RandomSource` words.
 
 Pair index
 ----------
@@ -51,8 +39,6 @@ arithmetically without materializing the pair space (the numbering lives in
 
 from __future__ import annotations
 
-import math
-from decimal import Context, Decimal
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Iterator
@@ -62,6 +48,7 @@ import numpy as np
 from ..core.estimators import Channel
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
+from ..core.sampling import bernoulli_positions
 from ..validation import check_probability
 from .adjacency import AdjacencyBase
 from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
@@ -79,10 +66,6 @@ __all__ = [
 
 _TWO64 = 1 << 64
 _TWO128 = 1 << 128
-#: Relative margin around a floating-point threshold inside which a trial is
-#: decided in exact arithmetic instead (tests raise it to exercise that path).
-_MARGIN = 2.0**-30
-_BATCH = 1 << 21  # gaps drawn per batch: bounds the working memory of the sampler
 
 
 # ---------------------------------------------------------------------------
@@ -113,7 +96,7 @@ class SubsampledProbabilities:
             raise ValueError("keep_numerator must lie in 1..2^64")
         self.rr = rr
         self.keep_numerator = int(keep_numerator)
-        self.flip_numerator = int(rr.move_numerator)
+        self.flip_numerator = int(rr.flip_numerator)
 
     @property
     def keep_fraction(self) -> Fraction:
@@ -186,7 +169,7 @@ def subsampled_probabilities(
                 f"target_edges must be an integer number of edges, got {type(target_edges).__name__}"
             )
         target = int(target_edges)
-        dense = Fraction(rr.move_numerator, _TWO64) * pair_count(n, directed)
+        dense = Fraction(rr.flip_numerator, _TWO64) * pair_count(n, directed)
         if target < 1:
             raise ValueError(f"target_edges must be >= 1, got {target}")
         if target > dense:
@@ -204,121 +187,6 @@ def subsampled_probabilities(
             "keep is below 2^-64, the resolution of the sampler; the release would be empty"
         )
     return SubsampledProbabilities(rr, min(k, _TWO64))
-
-
-# ---------------------------------------------------------------------------
-# exact Bernoulli((1 - beta)^x) trials and geometric gaps
-# ---------------------------------------------------------------------------
-def _exact_power_less(u: int, x: int, beta: Fraction, source: RandomSource) -> bool:
-    """Decide U < (1 - beta)^x exactly, U = (u + V) / 2^64, V uniform, drawn lazily.
-
-    (1 - beta)^x is evaluated with ``decimal`` (correctly rounded ln, exp) at
-    growing precision with a rigorous error bound; U is refined by further
-    64-bit words until the two intervals separate.
-    """
-    num, bits, prec = int(u), 64, 40
-    base_num = beta.denominator - beta.numerator
-    while True:
-        digits = prec + len(str(int(x))) + 10
-        ctx = Context(prec=digits)
-        unit = Fraction(1, 10 ** (digits - 1))  # >= the relative rounding error of one op
-        base = ctx.divide(Decimal(base_num), Decimal(beta.denominator))
-        y = ctx.multiply(ctx.ln(base), Decimal(int(x)))
-        t = Fraction(ctx.exp(y))
-        # |y - x ln(1-beta)| <= (x + 2|y| + 2) unit; exp adds one more unit
-        rel = 2 * ((int(x) + 2 * abs(Fraction(y)) + 3) * unit)
-        t_lo, t_hi = t * (1 - rel), t * (1 + rel)
-        u_lo, u_hi = Fraction(num, 1 << bits), Fraction(num + 1, 1 << bits)
-        if u_hi <= t_lo:
-            return True
-        if u_lo >= t_hi:
-            return False
-        num = (num << 64) | int(source.uint64(1)[0])
-        bits += 64
-        prec += 20
-
-
-def _bernoulli_power(x: np.ndarray, beta: Fraction, log1m_beta: float,
-                     source: RandomSource) -> np.ndarray:
-    """Independent Bernoulli((1 - beta)^x) trials, one per entry of x, exactly."""
-    u = source.uint64(x.size)
-    xf = x.astype(np.float64)
-    t = np.exp(xf * log1m_beta)
-    uf = u.astype(np.float64) * 2.0**-64  # within a relative 2^-53 of u / 2^64
-    accept = uf * (1 + 2.0**-50) + 2.0**-63 < t * (1 - _MARGIN)
-    reject = uf * (1 - 2.0**-50) >= t * (1 + _MARGIN)
-    accept |= x == 0
-    undecided = np.flatnonzero(~(accept | reject))
-    for idx in undecided.tolist():  # probability about 2^-29 per trial
-        accept[idx] = _exact_power_less(int(u[idx]), int(x[idx]), beta, source)
-    return accept
-
-
-def _geometric(count: int, beta: Fraction, limit: int, source: RandomSource) -> np.ndarray:
-    """``count`` exact Geometric(beta) draws (failures before a success), capped at ``limit``.
-
-    G = L D + R with L = 2^l <= 1/beta, D ~ Geometric(1 - (1-beta)^L) and R on
-    0..L-1 with P(R = r) proportional to (1-beta)^r, sampled by rejection from
-    uniform proposals.  Values >= ``limit`` are returned as ``limit`` (they
-    fall past the end of the pair space anyway).
-    """
-    ell = (beta.denominator // beta.numerator).bit_length() - 1  # 2^ell <= 1/beta
-    ell = max(1, min(ell, 62))
-    L = 1 << ell
-    log1m = math.log1p(-float(beta))
-    D = np.zeros(count, dtype=np.int64)
-    alive = np.arange(count)
-    d_cap = limit // L + 1
-    xL = np.array([L], dtype=np.int64)
-    while alive.size:
-        ok = _bernoulli_power(np.broadcast_to(xL, alive.shape), beta, log1m, source)
-        alive = alive[ok]
-        D[alive] += 1
-        alive = alive[D[alive] < d_cap]  # already past the end: stop counting
-    R = np.empty(count, dtype=np.int64)
-    pending = np.arange(count)
-    while pending.size:
-        r = (source.uint64(pending.size) >> np.uint64(64 - ell)).astype(np.int64)
-        ok = _bernoulli_power(r, beta, log1m, source)
-        R[pending[ok]] = r[ok]
-        pending = pending[~ok]
-    # D <= d_cap, so D L + R <= limit + 2L < 2^63 for limit < 2^61
-    return np.minimum(D * L + R, limit)
-
-
-def bernoulli_positions(N: int, beta: Fraction, source: RandomSource,
-                        batch: int = _BATCH) -> Iterator[np.ndarray]:
-    """Yield the sorted positions of a Bernoulli(beta) subset of 0..N-1, batch by batch.
-
-    Each position is in the subset independently with probability exactly
-    ``beta``; time and memory are proportional to the subset (plus one batch).
-
-    Examples
-    --------
-    >>> from dpgraph.core import SeededRandom
-    >>> pos = np.concatenate(list(bernoulli_positions(10_000, Fraction(1, 10), SeededRandom(0))))
-    >>> bool(np.all(np.diff(pos) > 0)), 800 < pos.size < 1200
-    (True, True)
-    """
-    N = int(N)
-    beta = Fraction(beta)
-    if not 0 < beta < 1:
-        raise ValueError("beta must lie in (0, 1)")
-    pos = -1
-    while True:
-        remaining = N - 1 - pos
-        expected = float(remaining * beta)
-        size = int(min(batch, max(64.0, expected * 1.01 + 6 * math.sqrt(expected) + 64)))
-        gaps = _geometric(size, beta, remaining + 1, source) + 1
-        # find where the running sum passes the end without risking overflow
-        stop = int(np.searchsorted(np.cumsum(gaps, dtype=np.float64), 2.0 * (remaining + 1)))
-        p = pos + np.cumsum(gaps[: stop + 1])
-        inside = p[p < N]
-        if inside.size:
-            yield inside
-        if inside.size < p.size:
-            return
-        pos = int(p[-1])
 
 
 # ---------------------------------------------------------------------------

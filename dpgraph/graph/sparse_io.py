@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["sparse_payload", "sparse_read"]
 
 
-def sparse_payload(adj: "SparseAdjacency") -> tuple[dict, np.ndarray]:
+def sparse_payload(adj: SparseAdjacency) -> tuple[dict, np.ndarray]:
     """Header fields and payload bytes of a SparseAdjacency.
 
     Examples
@@ -59,7 +59,7 @@ def sparse_payload(adj: "SparseAdjacency") -> tuple[dict, np.ndarray]:
     return meta, payload
 
 
-def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> "SparseAdjacency":
+def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> SparseAdjacency:
     """Rebuild and validate a SparseAdjacency from a payload and its header.
 
     Raises
@@ -73,8 +73,11 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> "Spars
     from .sparse import SparseAdjacency, SubsampledProbabilities
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")
+    raw = header.get("keep_numerator")
     try:
-        keep_numerator = int(header.get("keep_numerator", ""))
+        if not (isinstance(raw, str) and raw.isdigit() and len(raw) <= 20):
+            raise ValueError
+        keep_numerator = int(raw)
     except ValueError:
         raise ValueError("file header: keep_numerator is missing or malformed") from None
     if not (isinstance(E, int) and E >= 0 and width in (4, 8) and 1 <= keep_numerator <= 1 << 64):
@@ -97,7 +100,7 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> "Spars
     if not isinstance(ch, dict):  # the estimators must use the exact subsampled channel
         raise ValueError("file header: a sparse release needs its channel; the file is corrupted")
     rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
-                         move_numerator=int(header["flip_numerator"]))
+                         flip_numerator=int(header["flip_numerator"]))
     probs = SubsampledProbabilities(rr, keep_numerator)
     if float(header.get("keep", -1)) != float(probs.keep):
         raise ValueError("file header: keep does not match keep_numerator; the file is corrupted")
