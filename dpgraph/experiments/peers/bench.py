@@ -100,7 +100,7 @@ def _rows_for_release(G: Any, truth: dict, R: Any, eps: float, rep: int,
     if "dpgraph" in methods:
         t0 = time.perf_counter()
         tri = R.triangles()
-        com = R.communities(seed=seed)
+        com = R.communities(seed=seed, proper=False)  # scored unclipped
         est = {
             "transitivity": R.transitivity().value,
             "degree_hist": R.degree_distribution(),

@@ -41,7 +41,7 @@ from ._shared import (  # noqa: F401  (private: experiments and tests until publ
     _entry_map,
     _entry_variances,
 )
-from .communities import Communities, communities
+from .community import Communities, communities
 from .counts import degree, degrees, density, density_between, edge_count
 from .degrees import (
     degree_assortativity,

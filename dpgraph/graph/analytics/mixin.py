@@ -9,7 +9,7 @@ and cannot drift.  This module imports only the analytics modules, never
 from __future__ import annotations
 
 from ._shared import delegate
-from .communities import communities
+from .community import communities
 from .counts import degree, degrees, density, density_between, edge_count
 from .degrees import degree_assortativity, degree_distribution
 from .modularity import modularity

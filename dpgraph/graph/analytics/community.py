@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core.estimators import Estimate
+from ...core.estimators import Estimate, project
 from ._shared import (
     _check_max_communities,
     _check_seed,
@@ -276,7 +276,8 @@ def _heldout_modularity(W: np.ndarray, held: np.ndarray, lab: np.ndarray, channe
     var += float(np.sum(G_out**2 * Vb) - np.sum(np.diag(G_out) ** 2 * dV)) / 2.0
     dm = -E / mv**2 + Ssq / (2.0 * mv**3)
     var += dm * dm * float(m.std) ** 2
-    return Estimate(float(value), float(np.sqrt(max(var, 0.0))), -0.5, 1.0, exact_std=False)
+    return Estimate(float(value), float(np.sqrt(max(var, 0.0))), exact_std=False,
+                    feasible_range=(-0.5, 1.0))
 
 
 def _check_fraction(x: Any, name: str, lo: float, hi: float) -> float:
@@ -294,6 +295,7 @@ def communities(
     seed: int | None = 0,
     margin: float = 0.03,
     resolution: float = 1.0,
+    proper: bool = True,
 ) -> Communities:
     """Community detection from a release, with a detectability test and an honest modularity.
 
@@ -338,6 +340,13 @@ def communities(
         fresh randomness.
     margin : float, default 0.03
         Relative margin (>= 0) above the noise edge for an eigenvalue to count.
+    resolution : float, default 1.0
+        Louvain's resolution (> 0) when merging communities (larger: more,
+        smaller communities).
+    proper : bool, default True
+        Clip the modularity estimate to [-1/2, 1] (its interval too, centred
+        on the unclipped value); False returns the unclipped, unbiased-given-
+        the-split estimate.
 
     Returns
     -------
@@ -350,9 +359,10 @@ def communities(
     ------
     ValueError
         Unknown ``method``; ``max_communities`` or ``knn`` < 1; ``holdout``
-        outside (0, 1); negative ``margin`` or ``seed``; a directed release.
+        outside (0, 1); negative ``margin`` or ``seed``; ``resolution`` <= 0;
+        a directed release.
     TypeError
-        ``max_communities``, ``knn`` or ``seed`` not an int.
+        ``max_communities``, ``knn`` or ``seed`` not an int; ``proper`` not a bool.
     MemoryError
         The dense n x n matrices do not fit in memory.
 
@@ -378,11 +388,16 @@ def communities(
     holdout = _check_fraction(holdout, "holdout", 0.0, 1.0)
     if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, numbers.Real) or margin < 0:
         raise ValueError(f"margin must be a number >= 0, got {margin!r}")
+    if isinstance(resolution, (bool, np.bool_)) or not isinstance(resolution, numbers.Real) \
+            or not resolution > 0:
+        raise ValueError(f"resolution must be a number > 0, got {resolution!r}")
+    if not isinstance(proper, (bool, np.bool_)):
+        raise TypeError(f"proper must be a bool, got {type(proper).__name__}")
     seed = _check_seed(seed)
     n = R.number_of_nodes()
     nodes = R.nodes
     trivial = [frozenset(nodes)]
-    zero = Estimate(0.0, 0.0, -0.5, 1.0)
+    zero = Estimate(0.0, 0.0, feasible_range=(-0.5, 1.0))
     if n < 3:
         return Communities(trivial, zero, False, holdout=holdout, method=method)
     m = edge_count(R)
@@ -421,6 +436,8 @@ def communities(
     if lab.max() == 0:
         return Communities(trivial, zero, True, np.asarray(vals), edge, q, holdout, method)
     mod = _heldout_modularity(W, held, lab, R.channel, m, holdout)
+    if proper:
+        mod = project(mod, -0.5, 1.0)
     blocks = [frozenset(nodes[i] for i in np.flatnonzero(lab == c)) for c in range(lab.max() + 1)]
     blocks.sort(key=len, reverse=True)
     return Communities(blocks, mod, True, np.asarray(vals), edge, q, holdout, method)
