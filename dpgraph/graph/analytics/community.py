@@ -127,9 +127,19 @@ def _pair_split(n: int, find_fraction: float, seed: int | None) -> tuple[np.ndar
     return F, thr / 65536
 
 
+def _whitener(Y: np.ndarray) -> np.ndarray:
+    """M with Y @ M orthonormal (from the float64 Gram matrix; gemm, not LAPACK QR)."""
+    Y64 = Y.astype(np.float64)
+    w, V = np.linalg.eigh(Y64.T @ Y64)
+    w = np.maximum(w, w.max() * 1e-13)
+    return (V / np.sqrt(w)) @ V.T
+
+
 def _orthonormal(Y: np.ndarray) -> np.ndarray:
-    """An orthonormal basis of Y's columns (QR in float64: the filter's range is wide)."""
-    return np.linalg.qr(Y.astype(np.float64))[0].astype(Y.dtype)
+    """An orthonormal basis of Y's columns (two Gram passes restore orthogonality)."""
+    for _ in range(2):
+        Y = Y @ _whitener(Y).astype(Y.dtype)
+    return Y
 
 
 def _filtered_eigen(Z: np.ndarray, ell: int, a: float, seed: int | None,
@@ -138,9 +148,11 @@ def _filtered_eigen(Z: np.ndarray, ell: int, a: float, seed: int | None,
 
     The degree-``degree`` Chebyshev polynomial on [-a, a] keeps the noise
     bulk bounded by 1 and grows fast outside it, so a few block products
-    (BLAS-3, ``2 * degree + 1`` of them with ``passes=2``) isolate the
-    eigenvectors above the noise edge; Rayleigh-Ritz then gives eigenvalues
-    that are lower bounds of the true ones (conservative counts).
+    (BLAS-3, ``passes * degree + 1`` of them) isolate the eigenvectors above
+    the noise edge; Rayleigh-Ritz then gives eigenvalues that are lower
+    bounds of the true ones (conservative counts).  The three-term
+    recurrence commutes with right-multiplication, so the block is
+    re-orthonormalized every three steps to keep its columns well conditioned.
     """
     n = Z.shape[0]
     if n <= 300:
@@ -150,8 +162,11 @@ def _filtered_eigen(Z: np.ndarray, ell: int, a: float, seed: int | None,
     X = _orthonormal(rng.standard_normal((n, ell)).astype(Z.dtype))
     for _ in range(passes):
         prev, cur = X, (Z @ X) / a
-        for _ in range(degree - 1):
+        for step in range(degree - 1):
             prev, cur = cur, 2.0 * (Z @ cur) / a - prev
+            if step % 3 == 2:
+                M = _whitener(cur).astype(Z.dtype)
+                prev, cur = prev @ M, cur @ M
         X = _orthonormal(cur)
     T = (X.T @ (Z @ X)).astype(np.float64)
     w, V = np.linalg.eigh((T + T.T) / 2)
