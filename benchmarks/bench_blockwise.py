@@ -1,10 +1,13 @@
 """Blockwise release on a Dask LocalCluster, written to Zarr, then a batch of half cuts.
 
-Target (issue 6): a 200,000-node graph at eps = 1 (2 x 10^10 pairs, about 2.5 GB
-of packed bits) released tile by tile into a Zarr store in a temporary
-directory, then 100 random half cuts answered; peak memory of every Python
-process under 4 GB; release throughput per core within 2x of the in-memory
-release (the baseline, measured in the same run at ``--base-n`` nodes).
+Targets: a 200,000-node graph at eps = 1 (2 x 10^10 pairs, about 2.5 GB of
+packed bits) released tile by tile into a Zarr store in a temporary directory,
+then 100 random half cuts answered; peak memory of every Python process under
+4 GB; release throughput per core at least 0.6x the in-memory release (the
+baseline, measured in the same run at ``--base-n`` nodes, best of
+``--base-repeats``; the blockwise release is best of ``--repeats``).  Both are
+reported per wall-clock core and per CPU second: on a machine shared with
+other jobs the second is the fair one.
 
 Usage::
 
@@ -68,6 +71,25 @@ def _write_edge_list(path: str, n: int, m: int, seed: int) -> tuple[np.ndarray, 
     return u, v
 
 
+def _tile_list(n: int, tile) -> list:
+    from dpgraph.graph.blockwise.tiles import TilePlan
+
+    return TilePlan(n, False, tile[0], tile[1] // 64).tiles()
+
+
+def _sample_only(group, n, tile, epsilon, keys) -> int:
+    """Sample tiles exactly as a release does, with a throwaway key, and store nothing."""
+    from dpgraph.core import rr_probabilities
+    from dpgraph.graph.blockwise.tiles import TilePlan, new_nonce, sample_tile, tile_source
+
+    plan = TilePlan(n, False, tile[0], tile[1] // 64)
+    key, nonce = os.urandom(32), new_nonce()
+    numerator = rr_probabilities(epsilon).flip_numerator
+    for a, b in group:
+        sample_tile(tile_source(key, nonce, a, b), plan, a, b, numerator, keys)
+    return len(group)
+
+
 def _du(path: str) -> int:
     total = 0
     for root, _, files in os.walk(path):
@@ -87,6 +109,7 @@ def main(argv=None) -> None:
     ap.add_argument("--base-n", type=int, default=100_000,
                     help="nodes of the in-memory baseline (1.25 GB at 100,000)")
     ap.add_argument("--base-repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=1, help="blockwise releases (best is kept)")
     ap.add_argument("--tmp", default=None, help="directory for the store (default: system temp)")
     ap.add_argument("--plain-cluster", action="store_true",
                     help="a default LocalCluster instead of local_cluster (Dask's malloc settings)")
@@ -171,19 +194,36 @@ def main(argv=None) -> None:
             read_t, read_cpu = time.perf_counter() - t0, time.process_time() - c0
             print(f"streaming read of the edge list: {read_t:.1f} s ({read_cpu:.1f} CPU s), "
                   f"{edges.keys.size:,} pairs")
-            cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
-            t0 = time.perf_counter()
-            B = release_blockwise(edges, eps, store, client=client,
-                                  tile=tuple(args.tile), progress=True,
-                                  registry=os.path.join(tmp, "keys.json"))
-            rel_t = time.perf_counter() - t0
-            cpu1 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
-            rel_cpu = cpu1 - cpu0
+            rel_t = rel_cpu = float("inf")
+            for r in range(max(1, args.repeats)):  # best of a few: the machine is shared
+                if r:
+                    shutil.rmtree(store, ignore_errors=True)
+                cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+                t0 = time.perf_counter()
+                B = release_blockwise(edges, eps, store, client=client,
+                                      tile=tuple(args.tile), progress=True)
+                rel_t = min(rel_t, time.perf_counter() - t0)
+                cpu1 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+                rel_cpu = min(rel_cpu, cpu1 - cpu0)
             rate = N / rel_t
             size = _du(store)
             print(f"blockwise release: {rel_t:.1f} s = {rate / 1e6:.0f} M pairs/s on {args.workers} "
                   f"cores = {rate / args.workers / 1e6:.0f} M pairs/s/core wall; {rel_cpu:.0f} CPU s "
                   f"= {N / rel_cpu / 1e6:.0f} M pairs per CPU second; store {size / 1e9:.2f} GB")
+
+            # the same tiles sampled on the same workers but not stored: what the writes cost
+            cpu0 = sum(client.run(_cpu_seconds).values()) + _cpu_seconds()
+            t0 = time.perf_counter()
+            keys_f = client.scatter(edges.keys, broadcast=True)
+            tiles = _tile_list(n, args.tile)
+            groups = [tiles[k : k + 4] for k in range(0, len(tiles), 4)]
+            client.gather(client.map(_sample_only, groups, n=n, tile=tuple(args.tile),
+                                     epsilon=eps, keys=keys_f, pure=False))
+            samp_t = time.perf_counter() - t0
+            samp_cpu = sum(client.run(_cpu_seconds).values()) + _cpu_seconds() - cpu0
+            print(f"the same tiles sampled but not stored: {samp_t:.1f} s, {samp_cpu:.0f} CPU s "
+                  f"= {N / samp_cpu / 1e6:.0f} M pairs per CPU second: the store writes cost "
+                  f"{rel_t - samp_t:.1f} s and {rel_cpu - samp_cpu:.1f} CPU s")
 
             t0 = time.perf_counter()
             m_rel = B.number_of_edges()
@@ -227,10 +267,16 @@ def main(argv=None) -> None:
               f"{rate / args.workers / 1e6:>12.0f}{ratio:>8.2f}")
         print(f"{'release, M pairs/CPU-s':34}{base_rate_cpu / 1e6:>12.0f}"
               f"{N / rel_cpu / 1e6:>12.0f}{ratio_cpu:>8.2f}")
+        print(f"{'release without store writes, M/CPU-s':34}{base_rate_cpu / 1e6:>12.0f}"
+              f"{N / samp_cpu / 1e6:>12.0f}{(N / samp_cpu) / base_rate_cpu:>8.2f}")
         print(f"{'cuts, G pair-queries/s/core':34}{base_cut_rate / 1e9:>12.2f}"
               f"{cut_rate / args.workers / 1e9:>12.2f}{cut_rate / args.workers / base_cut_rate:>8.2f}")
         print(f"{'cuts, G pair-queries/CPU-s':34}{base_cut_rate_cpu / 1e9:>12.2f}"
               f"{args.queries * N / cut_cpu / 1e9:>12.2f}{cut_ratio_cpu:>8.2f}")
+        for what, r in (("per wall-clock core", ratio), ("per CPU second", ratio_cpu)):
+            verdict = "met" if r >= 0.6 else f"missed by {0.6 - r:.2f} ({r / 0.6:.0%} of it)"
+            print(f"target blockwise >= 0.6x in-memory release throughput {what}: "
+                  f"{r:.2f}, {verdict}")
         print("load average at end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
         results.update({
             "loadavg_end_1min": os.getloadavg()[0],
@@ -240,6 +286,7 @@ def main(argv=None) -> None:
             "throughput_ratio": ratio, "release_cpu_seconds": rel_cpu,
             "release_pairs_per_cpu_s": N / rel_cpu, "baseline_pairs_per_cpu_s": base_rate_cpu,
             "throughput_ratio_cpu": ratio_cpu, "cut_cpu_seconds": cut_cpu,
+            "sample_only_seconds": samp_t, "sample_only_cpu_seconds": samp_cpu,
             "cut_ratio_cpu": cut_ratio_cpu, "store_bytes": size, "released_edges": m_rel,
             "count_seconds": cnt_t, "queries": args.queries, "cut_seconds": cut_t,
             "cut_pair_queries_per_s": cut_rate, "baseline_cut_pair_queries_per_s": base_cut_rate,

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import os
 
+import distributed
 import networkx as nx
 import numpy as np
 import pytest
+import zarr
 from scipy import stats
 
 import dpgraph
-from dpgraph.core import SecureRandom
 from dpgraph.graph import blockwise as bw
+from dpgraph.graph.adjacency import Adjacency, PackedWords
 from dpgraph.graph.blockwise import (
     edge_input_from_graph,
     open_blockwise,
@@ -20,11 +22,10 @@ from dpgraph.graph.blockwise import (
     release_blockwise,
     release_tiled,
 )
-
-import distributed  # noqa: E402  (in the test extra: a broken install must fail, not skip)
-import zarr  # noqa: E402, F401
+from dpgraph.graph.blockwise.tiles import tile_source
 
 KEY = bytes(range(32))
+NONCE = bytes(range(100, 116))
 P_MIN = 1e-4
 
 
@@ -38,11 +39,6 @@ def client():
     cluster.close()
 
 
-@pytest.fixture
-def registry(tmp_path):
-    return tmp_path / "keys.json"
-
-
 def _graph(n=203, p=0.04, seed=1, directed=False):
     return nx.gnp_random_graph(n, p, seed=seed, directed=directed)
 
@@ -50,29 +46,30 @@ def _graph(n=203, p=0.04, seed=1, directed=False):
 # ---- bit for bit ------------------------------------------------------------------
 def test_single_tile_equals_dpgraph_release():
     G = _graph()
-    R = release_tiled(edge_input_from_graph(G), 1.0, KEY, tile=(1024, 1024))
-    D = dpgraph.release(G, 1.0, seed=SecureRandom(key=KEY).substream(0, 0))
-    assert np.array_equal(R._adj.words, D._adj.words)
+    R = release_tiled(edge_input_from_graph(G), 1.0, KEY, tile=(1024, 1024), nonce=NONCE)
+    D = dpgraph.release(G, 1.0, seed=tile_source(KEY, NONCE, 0, 0))
+    assert np.array_equal(R.adjacency.words, D.adjacency.words)
 
 
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("tile", [(64, 64), (128, 192)])
-def test_cluster_release_equals_in_memory(client, tmp_path, registry, directed, tile):
+def test_cluster_release_equals_in_memory(client, tmp_path, directed, tile):
     G = _graph(directed=directed)
     e = edge_input_from_graph(G, directed=directed)
-    ref = release_tiled(e, 1.5, KEY, tile=tile)
     B = release_blockwise(e, 1.5, tmp_path / "r.zarr", directed=directed, key=KEY, tile=tile,
-                          client=client, registry=registry)
-    assert np.array_equal(B._adj.words(), ref._adj.words)
+                          client=client)
+    ref = release_tiled(e, 1.5, KEY, tile=tile, nonce=B.nonce)
+    assert np.array_equal(B.adjacency.words, ref.adjacency.words)
     # and again on Dask's single-threaded scheduler: worker count and order do not matter
     import dask
 
     with dask.config.set(scheduler="synchronous"):
         C = release_blockwise(e, 1.5, tmp_path / "s.zarr", directed=directed, key=KEY,
-                              tile=tile, registry=registry)
-    assert np.array_equal(C._adj.words(), ref._adj.words)
+                              tile=tile)
+    assert np.array_equal(C.adjacency.words,
+                          release_tiled(e, 1.5, KEY, tile, nonce=C.nonce).adjacency.words)
     # the diagonal and (undirected) lower triangle are empty, the padding too
-    bits = np.unpackbits(ref._adj.words.view(np.uint8), axis=1, bitorder="little")
+    bits = np.unpackbits(ref.adjacency.words.view(np.uint8), axis=1, bitorder="little")
     n = G.number_of_nodes()
     assert not bits[:, n:].any()
     assert not np.diagonal(bits[:, :n]).any()
@@ -80,14 +77,13 @@ def test_cluster_release_equals_in_memory(client, tmp_path, registry, directed, 
         assert not np.tril(bits[:, :n]).any()
 
 
-def test_queries_match_in_memory(client, tmp_path, registry):
+def test_queries_match_in_memory(client, tmp_path):
     G = _graph(n=300)
     e = edge_input_from_graph(G)
-    ref = release_tiled(e, 1.0, KEY, tile=(64, 128))
-    B = release_blockwise(e, 1.0, tmp_path / "q.zarr", key=KEY, tile=(64, 128), client=client,
-                          registry=registry)
+    B = release_blockwise(e, 1.0, tmp_path / "q.zarr", key=KEY, tile=(64, 128), client=client)
+    ref = release_tiled(e, 1.0, KEY, tile=(64, 128), nonce=B.nonce)
     assert B.number_of_edges() == ref.number_of_edges()
-    assert np.array_equal(B.released_degrees(), ref._adj.degrees())
+    assert np.array_equal(B.released_degrees(), ref.adjacency.degrees())
     rng = np.random.default_rng(3)
     pairs = []
     for _ in range(7):
@@ -99,6 +95,8 @@ def test_queries_match_in_memory(client, tmp_path, registry):
     assert B.cut([0, 5], [7]).value == ref.cut([0, 5], [7]).value
     assert B.edges_within(range(120)).value == ref.edges_within(range(120)).value
     assert "release_id" in repr(B)
+    assert isinstance(B.adjacency, Adjacency) and isinstance(B.adjacency, PackedWords)
+    assert B.adjacency.file_kind is None
 
 
 def test_cut_estimates_unbiased_across_keys():
@@ -119,7 +117,7 @@ def test_cut_estimates_unbiased_across_keys():
 
 
 # ---- edge-list input ----------------------------------------------------------------
-def test_edge_list_streaming_matches_graph(tmp_path, registry):
+def test_edge_list_streaming_matches_graph(tmp_path):
     G = _graph(n=150)
     path = tmp_path / "g.txt"
     lines = ["# a comment", "% not this one"][:1]
@@ -131,8 +129,9 @@ def test_edge_list_streaming_matches_graph(tmp_path, registry):
     e_graph = edge_input_from_graph(G)
     assert np.array_equal(e_file.keys, e_graph.keys)
     B = release_blockwise(str(path), 1.0, tmp_path / "f.zarr", nodes=150, key=KEY,
-                          tile=(64, 64), registry=registry)
-    assert np.array_equal(B._adj.words(), release_tiled(e_graph, 1.0, KEY, (64, 64))._adj.words)
+                          tile=(64, 64))
+    assert np.array_equal(B.adjacency.words, release_tiled(e_graph, 1.0, KEY, (64, 64),
+                                                                nonce=B.nonce).adjacency.words)
 
 
 def test_edge_list_with_labels(tmp_path):
@@ -171,9 +170,9 @@ def test_error_messages_do_not_echo_edges(tmp_path):
 
 
 # ---- the store ------------------------------------------------------------------------
-def _make(tmp_path, registry, name="r.zarr", G=None, key=KEY):
+def _make(tmp_path, name="r.zarr", G=None, key=KEY):
     e = edge_input_from_graph(G if G is not None else _graph(n=100))
-    return release_blockwise(e, 1.0, tmp_path / name, key=key, tile=(64, 64), registry=registry)
+    return release_blockwise(e, 1.0, tmp_path / name, key=key, tile=(64, 64))
 
 
 def test_missing_store(tmp_path):
@@ -188,9 +187,9 @@ def test_foreign_store(tmp_path):
         open_blockwise(tmp_path / "other.zarr")
 
 
-def test_version_mismatch_and_other_release(tmp_path, registry):
+def test_version_mismatch_and_other_release(tmp_path):
 
-    B = _make(tmp_path, registry)
+    B = _make(tmp_path)
     assert open_blockwise(tmp_path / "r.zarr", release_id=B.release_id).release_id == B.release_id
     with pytest.raises(ValueError, match="another release"):
         open_blockwise(tmp_path / "r.zarr", release_id="0" * 32)
@@ -206,104 +205,102 @@ def test_version_mismatch_and_other_release(tmp_path, registry):
         open_blockwise(tmp_path / "r.zarr")
 
 
-def test_existing_store_needs_overwrite(tmp_path, registry):
-    _make(tmp_path, registry)
+def test_existing_store_needs_overwrite(tmp_path):
+    _make(tmp_path)
     with pytest.raises(ValueError, match="overwrite=True"):
-        _make(tmp_path, registry)
+        _make(tmp_path)
     e = edge_input_from_graph(_graph(n=100))
     again = release_blockwise(e, 1.0, tmp_path / "r.zarr", key=KEY, tile=(64, 64),
-                              registry=registry, overwrite=True)
+                              overwrite=True)
     assert again.number_of_nodes() == 100
 
 
-def test_key_reused_across_inputs_is_refused(tmp_path, registry):
-    _make(tmp_path, registry, "a.zarr", G=_graph(n=100, seed=1))
-    with pytest.raises(ValueError, match="XOR"):  # another store, caught by the registry
-        _make(tmp_path, registry, "b.zarr", G=_graph(n=100, seed=2))
-    # the store itself also remembers: overwriting it with another input under the key
-    with pytest.raises(ValueError, match="XOR"):
-        release_blockwise(edge_input_from_graph(_graph(n=100, seed=2)), 1.0, tmp_path / "a.zarr",
-                          key=KEY, tile=(64, 64), registry=tmp_path / "fresh.json",
-                          overwrite=True)
-    # the same input again is fine (identical output, no privacy cost)
-    _make(tmp_path, registry, "c.zarr", G=_graph(n=100, seed=1))
-    known = json.loads(registry.read_text())
-    assert len(known) == 1 and all(len(v) == 64 for v in known.values())
-    # a fresh key is never recorded
-    e = edge_input_from_graph(_graph(n=100, seed=3))
-    release_blockwise(e, 1.0, tmp_path / "d.zarr", tile=(64, 64), registry=registry)
-    assert len(json.loads(registry.read_text())) == 1
-
-
 @pytest.mark.parametrize("tile", [(63, 64), (64, 100), (0, 64), ("a", 64), 5])
-def test_bad_tile(tile, tmp_path, registry):
+def test_bad_tile(tile, tmp_path):
     with pytest.raises((ValueError, TypeError), match="tile"):
-        release_blockwise(_graph(n=70), 1.0, tmp_path / "t.zarr", key=KEY, tile=tile,
-                          registry=registry)
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "t.zarr", key=KEY, tile=tile)
 
 
 @pytest.mark.parametrize("key", [b"short", "a" * 16, 12])
-def test_bad_key(key, tmp_path, registry):
+def test_bad_key(key, tmp_path):
     with pytest.raises(TypeError, match="key"):
-        release_blockwise(_graph(n=70), 1.0, tmp_path / "k.zarr", key=key, registry=registry)
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "k.zarr", key=key)
 
 
-def test_non_integer_labels_refused(tmp_path, registry):
+def test_non_integer_labels_refused(tmp_path):
     G = nx.relabel_nodes(_graph(n=70), {i: f"v{i}" for i in range(70)})
     with pytest.raises(TypeError, match="integer node labels"):
-        release_blockwise(G, 1.0, tmp_path / "l.zarr", key=KEY, registry=registry)
+        release_blockwise(G, 1.0, tmp_path / "l.zarr", key=KEY)
 
 
-def test_metadata_is_public_only(tmp_path, registry):
-    B = _make(tmp_path, registry)
+def test_metadata_is_public_only(tmp_path):
+    B = _make(tmp_path)
     meta = B.metadata
     for k in ("format", "format_version", "release_id", "epsilon", "flip_numerator", "n",
               "directed", "tile", "input_tag", "complete"):
         assert k in meta
     text = json.dumps(meta)
     assert KEY.hex() not in text
-    assert int(meta["flip_numerator"]) == B.probabilities.move_numerator
+    assert int(meta["flip_numerator"]) == B.probabilities.flip_numerator
     assert os.path.exists(tmp_path / "r.zarr" / "nodes")
 
 
-def test_multi_query_kernel_matches_numpy_fallback():
+def test_multi_query_kernel_matches_numpy_fallback(monkeypatch):
+    from dpgraph.graph import packed
+
     rng = np.random.default_rng(4)
     words = rng.integers(0, 2**63, (200, 7), dtype=np.int64).astype(np.uint64)
     rows = (rng.random((5, 200)) < 0.5).astype(np.uint8)
     masks = rng.integers(0, 2**63, (5, 7), dtype=np.int64).astype(np.uint64)
     expect = [sum(int(np.bitwise_count(words[i] & masks[q]).sum()) for i in np.flatnonzero(rows[q]))
               for q in range(5)]
-    assert bw._multi_query_popcount_numpy(words, rows, masks, 0, 0, False).tolist() == expect
-    assert bw._multi_query_popcount(words, rows, masks, 0, 0, False).tolist() == expect
+    assert packed.multi_query_popcount(words, rows, masks).tolist() == expect
+    monkeypatch.setattr(packed, "HAVE_NUMBA", False)
+    assert packed.multi_query_popcount(words, rows, masks).tolist() == expect
 
 
-def test_local_cluster_workers_get_the_malloc_environment(tmp_path, registry):
+def test_local_cluster_workers_get_the_malloc_environment(tmp_path):
     cluster = bw.local_cluster(1, 1, processes=True)
     try:
         with distributed.Client(cluster) as c:
             env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
             assert list(env.values()) == [bw.WORKER_ENV["MALLOC_TRIM_THRESHOLD_"]]
             e = edge_input_from_graph(_graph(n=100))
-            B = release_blockwise(e, 1.0, tmp_path / "p.zarr", key=KEY, tile=(64, 64), client=c,
-                                  registry=registry)
-            assert np.array_equal(B._adj.words(), release_tiled(e, 1.0, KEY, (64, 64))._adj.words)
+            B = release_blockwise(e, 1.0, tmp_path / "p.zarr", key=KEY, tile=(64, 64), client=c)
+            assert np.array_equal(B.adjacency.words, release_tiled(e, 1.0, KEY, (64, 64),
+                                                                      nonce=B.nonce).adjacency.words)
     finally:
         cluster.close()
 
 
-def test_never_writes_over_foreign_data(tmp_path, registry):
+def test_never_writes_over_foreign_data(tmp_path):
 
     other = tmp_path / "mine"
     other.mkdir()
     (other / "precious.txt").write_text("keep me")
     with pytest.raises(ValueError, match="not a dpgraph blockwise store"):
-        release_blockwise(_graph(n=70), 1.0, other, key=KEY, registry=registry, overwrite=True)
+        release_blockwise(_graph(n=70), 1.0, other, key=KEY, overwrite=True)
     assert (other / "precious.txt").read_text() == "keep me"
     zarr.open_group(str(tmp_path / "z.zarr"), mode="w").attrs.update({"hello": 1})
     with pytest.raises(ValueError, match="not a dpgraph blockwise release"):
-        release_blockwise(_graph(n=70), 1.0, tmp_path / "z.zarr", key=KEY, registry=registry,
+        release_blockwise(_graph(n=70), 1.0, tmp_path / "z.zarr", key=KEY,
                           overwrite=True)
     empty = tmp_path / "empty"
     empty.mkdir()
-    B = release_blockwise(_graph(n=70), 1.0, empty, key=KEY, tile=(64, 64), registry=registry)
+    B = release_blockwise(_graph(n=70), 1.0, empty, key=KEY, tile=(64, 64))
     assert B.number_of_nodes() == 70
+
+
+def test_zarr_write_path_equals_direct_chunk_files(tmp_path, monkeypatch):
+    """Local stores write chunk files directly; Zarr's own write path gives the same store."""
+    from dpgraph.graph.blockwise import write
+
+    e = edge_input_from_graph(_graph(n=203))
+    A = release_blockwise(e, 1.0, tmp_path / "direct.zarr", key=KEY, tile=(128, 192))
+    monkeypatch.setattr(write, "_direct_chunk_dir", lambda loc, arr: None)
+    B = release_blockwise(e, 1.0, tmp_path / "zarr.zarr", key=KEY, tile=(128, 192))
+    for R in (A, B):
+        ref = release_tiled(e, 1.0, KEY, (128, 192), nonce=R.nonce)
+        assert np.array_equal(R.adjacency.words, ref.adjacency.words)
+    assert open_blockwise(tmp_path / "direct.zarr").number_of_edges() == A.number_of_edges()
+    assert not list((tmp_path / "direct.zarr").rglob("*.tmp"))

@@ -65,12 +65,16 @@ def canonical_node_order(nodes: Iterable[Hashable]) -> list:
 
 
 class NodeIndex:
-    """Public map between node labels and positions 0..n-1."""
+    """Public map between node labels and positions 0..n-1.
+
+    :meth:`from_integers` builds one over sorted integer labels without a
+    dict per label (vertex sets of millions of nodes).
+    """
 
     def __init__(self, nodes: Sequence[Hashable]) -> None:
         self.nodes = tuple(nodes)
-        self._pos = {v: i for i, v in enumerate(self.nodes)}
-        if len(self._pos) != len(self.nodes):
+        self._pos_map: dict | None = {v: i for i, v in enumerate(self.nodes)}
+        if len(self._pos_map) != len(self.nodes):
             raise ValueError("node labels must be distinct")
         # plain int labels in increasing order: vectorized lookups (searchsorted,
         # or the identity when the labels are 0..n-1)
@@ -80,6 +84,59 @@ class NodeIndex:
             ints = np.array(self.nodes, dtype=np.int64)
             if np.all(ints[1:] > ints[:-1]):
                 self._ints = ints
+
+    @classmethod
+    def from_integers(cls, labels: Any) -> "NodeIndex":
+        """An index over sorted, unique int64 labels, built without a dict.
+
+        Lookups are vectorized (the identity when the labels are 0..n-1, else
+        ``searchsorted``); ``nodes`` is a ``range`` in the first case.
+
+        Examples
+        --------
+        >>> NodeIndex.from_integers([0, 1, 2]).nodes
+        range(0, 3)
+        >>> NodeIndex.from_integers([10, 20]).lookup([20, 5])[1]
+        1
+        """
+        ints = np.asarray(labels, dtype=np.int64)
+        if ints.ndim != 1 or ints.size == 0 or np.any(ints[1:] <= ints[:-1]):
+            raise ValueError("labels must be a non-empty, sorted array of distinct integers")
+        self = cls.__new__(cls)
+        self._ints = ints
+        self._pos_map = None  # built on first use by the generic lookups only
+        self.nodes = range(ints.size) if self._identity else tuple(ints.tolist())
+        return self
+
+    @property
+    def _pos(self) -> dict:
+        if self._pos_map is None:
+            self._pos_map = {v: i for i, v in enumerate(self.nodes)}
+        return self._pos_map
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """The labels as a sorted int64 array when they are plain integers, else None."""
+        return self._ints
+
+    def lookup(self, labels: Any) -> tuple[np.ndarray, int]:
+        """Positions of integer labels and how many of them are not in the index.
+
+        Unknown labels get position 0; callers refuse them when the count is
+        not zero.  Needs integer labels (``labels`` is not None).
+        """
+        if self._ints is None:
+            raise TypeError("lookup needs an index over integer labels")
+        arr = np.asarray(labels)
+        if arr.dtype.kind not in "iu":
+            arr = arr.astype(np.int64)
+        n = self._ints.size
+        if self._identity:
+            bad = (arr < 0) | (arr >= n)
+            return np.where(bad, 0, arr), int(bad.sum())
+        pos = np.minimum(np.searchsorted(self._ints, arr), n - 1)
+        bad = self._ints[pos] != arr
+        return np.where(bad, 0, pos), int(bad.sum())
 
     def positions(self, labels: Iterable[Hashable]) -> np.ndarray:
         """Positions of node labels known to be in the index (no validation)."""
@@ -173,12 +230,7 @@ class NodeIndex:
                                  "use labels from PrivateGraph.nodes")
             arr = arr.astype(np.int64)
         n = self._ints.size
-        if self._identity:
-            pos = arr
-            missing = int(((arr < 0) | (arr >= n)).sum())
-        else:
-            pos = np.minimum(np.searchsorted(self._ints, arr), n - 1)
-            missing = int((self._ints[pos] != arr).sum())
+        pos, missing = self.lookup(arr)
         if missing:
             raise ValueError(
                 f"{name} contains {missing} node(s) that are not in the graph; "

@@ -1,0 +1,75 @@
+"""Blockwise releases on Dask, stored as a Zarr array of packed bits.
+
+The packed adjacency (the same bit layout as
+:class:`~dpgraph.graph.packed.PackedAdjacency`: bit ``j % 64`` of word ``j // 64``
+of row i is pair (i, j); undirected releases keep only j > i) is cut into tiles
+of ``tile_rows`` rows by ``tile_cols`` columns.  Every release draws a fresh
+random nonce, stored with it; tile (a, b) is sampled from the stream
+:func:`~dpgraph.graph.blockwise.tiles.tile_source` derives from the release
+key, the nonce and the tile coordinates (HMAC-SHA256), so the release is the
+same bit for bit whatever the number of workers or the order in which tiles
+run, and one key used for two releases never repeats a flip.  Inside a tile,
+words are drawn in 64-row bands exactly as the in-memory release
+(:func:`~dpgraph.graph.release.sample_packed_flips`) draws them, so a release
+made of one tile equals ``dpgraph.release`` seeded with that tile's stream.
+
+Tiles below the diagonal of an undirected release hold no pairs and are never
+written.  Queries (edge counts, degrees, batches of cuts) are Dask reductions
+over the tiles; a batch of Q cuts reads each tile once and answers all Q.
+
+Modules: :mod:`.input` (the public vertex set and edges), :mod:`.tiles` (the
+grid, streams and tile sampler), :mod:`.storage` (the store location),
+:mod:`.sizing` (disk and memory checks), :mod:`.write` (the locked write),
+:mod:`.store` (the format and validation on open), :mod:`.queries` (the
+adjacency over the store) and :mod:`.cluster` (Dask plumbing).
+
+Optional dependencies: ``dask``, ``distributed`` (for a cluster), ``zarr`` and
+``fsspec`` (any fsspec URL as the store).  They are imported inside the
+functions, so ``import dpgraph`` works without them.
+
+Store layout (a Zarr v3 group)::
+
+    <store>/zarr.json      group attributes: the metadata below
+    <store>/adjacency      uint64 (n, ceil(n / 64)), chunks = one tile
+    <store>/nodes          int64 (n,): the node labels in canonical (sorted) order
+
+Metadata: ``format`` ("dpgraph-blockwise"), ``format_version``, ``release_id``
+(an HMAC of the key and nonce), ``nonce`` (hex), ``epsilon``,
+``flip_numerator`` (decimal string of M, p' = M / 2^64), ``n``, ``directed``,
+``tile``, ``input_tag`` (a keyed HMAC of the input, meaningless without the
+key; it lets a resume check it continues the same input) and ``complete``.
+"""
+
+from .cluster import WORKER_ENV, local_cluster
+from .input import EdgeInput, edge_input_from_graph, read_edge_list
+from .queries import BlockwiseGraph, ZarrAdjacency
+from .store import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
+from .tiles import release_tiled
+from .write import StoreBusyError, release_blockwise
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "WORKER_ENV",
+    "BlockwiseGraph",
+    "EdgeInput",
+    "StoreBusyError",
+    "ZarrAdjacency",
+    "edge_input_from_graph",
+    "local_cluster",
+    "open_blockwise",
+    "read_edge_list",
+    "release_blockwise",
+    "release_tiled",
+    "validate_metadata",
+]
+
+
+def __getattr__(name: str):
+    if name == "IntegerNodeIndex":  # merged into NodeIndex; the old name still works
+        from ..._deprecation import warn_renamed
+        from ..encoding import NodeIndex
+
+        warn_renamed("dpgraph.graph.blockwise.IntegerNodeIndex", "NodeIndex.from_integers")
+        return NodeIndex.from_integers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

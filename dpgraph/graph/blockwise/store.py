@@ -1,0 +1,246 @@
+"""The Zarr store of a blockwise release: its format, validation, and opening it for queries.
+
+Store layout (a Zarr v3 group)::
+
+    <store>/zarr.json      group attributes: the metadata below
+    <store>/adjacency      uint64 (n, ceil(n / 64)), chunks = one tile
+    <store>/nodes          int64 (n,): the node labels in canonical (sorted) order
+
+Everything is checked on open (:func:`validate_metadata`, then the arrays and
+the tiles where stray bits could hide): a crafted or damaged store is refused
+with a ValueError naming the field, never read as a different release.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from typing import Any
+
+import numpy as np
+
+from ...core.probabilities import RRProbabilities
+from ..encoding import NodeIndex
+from ..packed import clear_non_pairs, words_per_row
+from .queries import BlockwiseGraph, ZarrAdjacency
+from .storage import StoreLocation
+from .tiles import NONCE_BYTES, TilePlan
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "open_blockwise", "validate_metadata"]
+
+FORMAT = "dpgraph-blockwise"
+FORMAT_VERSION = 2  # 2: per-release nonce
+_HALF = 1 << 63  # flip numerators are at most 2^63 (p' <= 1/2)
+
+
+def _bad(field: str, why: str) -> ValueError:
+    return ValueError(f"blockwise store metadata field {field!r} {why}; the store is damaged "
+                      "or was not written by dpgraph")
+
+
+def _int_field(meta: dict, field: str, lo: int) -> int:
+    v = meta.get(field)
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
+        raise _bad(field, f"must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+def _hex_field(meta: dict, field: str, nbytes: int) -> str:
+    v = meta.get(field)
+    if not isinstance(v, str) or len(v) != 2 * nbytes or any(
+            c not in "0123456789abcdef" for c in v):
+        raise _bad(field, f"must be {2 * nbytes} lowercase hex digits")
+    return v
+
+
+def validate_metadata(meta: Any) -> dict:
+    """Check the types and ranges of a store's metadata; return the fields the reader uses.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that is missing, of the wrong type or out of
+        range.
+    """
+    if not isinstance(meta, dict):
+        raise ValueError("blockwise store metadata must be a JSON object")  # noqa: TRY004
+    directed = meta.get("directed")
+    if not isinstance(directed, bool):
+        raise _bad("directed", f"must be true or false (a JSON boolean), got {directed!r}")
+    complete = meta.get("complete")
+    if not isinstance(complete, bool):
+        raise _bad("complete", f"must be true or false (a JSON boolean), got {complete!r}")
+    n = _int_field(meta, "n", 2)
+    tile = meta.get("tile")
+    if (not isinstance(tile, list) or len(tile) != 2
+            or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in tile)
+            or any(x < 64 or x % 64 for x in tile)):
+        raise _bad("tile", f"must be [rows, cols], positive multiples of 64, got {tile!r}")
+    eps = meta.get("epsilon")
+    if (not isinstance(eps, numbers.Real) or isinstance(eps, bool)
+            or not math.isfinite(float(eps)) or float(eps) <= 0):
+        raise _bad("epsilon", f"must be a finite positive number, got {eps!r}")
+    num = meta.get("flip_numerator")
+    if not isinstance(num, str) or not num.isascii() or not num.isdigit() or len(num) > 20:
+        raise _bad("flip_numerator", "must be a decimal string of an integer")
+    if not 0 < int(num) <= _HALF:
+        raise _bad("flip_numerator", "must be in 1..2^63 (a flip probability in (0, 1/2])")
+    return {
+        "n": n,
+        "directed": directed,
+        "complete": complete,
+        "tile": (int(tile[0]), int(tile[1])),
+        "epsilon": float(eps),
+        "flip_numerator": int(num),
+        "nonce": bytes.fromhex(_hex_field(meta, "nonce", NONCE_BYTES)),
+        "release_id": _hex_field(meta, "release_id", 16),
+    }
+
+
+def _stray_bits_in_band(loc: StoreLocation, plan: TilePlan, r0: int, r1: int,
+                        words: tuple[int, int]) -> int:
+    """1 bits of rows r0..r1, packed words ``words``, that are no vertex pair."""
+    w0, w1 = words
+    block = np.asarray(loc.array("adjacency")[r0:r1, w0:w1])
+    if not block.any():
+        return 0
+    stray = 0
+    if not plan.directed:  # words left of each row's diagonal word hold no pair
+        left = np.arange(w0, w1)[None, :] < (np.arange(r0, r1) >> 6)[:, None]
+        stray += int(np.bitwise_count(block[left]).sum(dtype=np.int64))
+        block = np.where(left, np.uint64(0), block)
+    kept = block.copy()
+    clear_non_pairs(kept, plan.n, plan.directed, row0=r0, word0=w0)  # the layout's own masks
+    return stray + int(np.bitwise_count(block).sum(dtype=np.int64)
+                       - np.bitwise_count(kept).sum(dtype=np.int64))
+
+
+def _chunk_missing(loc: StoreLocation, arr: Any, a: int, b: int) -> bool:
+    """True when tile (a, b) is certainly not stored (local store, default chunk keys)."""
+    local = loc.local_path
+    enc = getattr(arr.metadata, "chunk_key_encoding", None)
+    if local is None or getattr(enc, "name", None) != "default":
+        return False
+    sep = getattr(enc, "separator", "/")
+    return not os.path.exists(os.path.join(local, "adjacency", f"c{sep}{a}{sep}{b}"))
+
+
+def _boundary_bands(loc: StoreLocation, arr: Any, plan: TilePlan) -> list:
+    """(first row, end row, (first word, end word)) of every place a stray bit could sit.
+
+    The diagonal words of every 64-row band, the last (padding) word of every
+    row, and, undirected, every stored tile wholly below the diagonal.  The
+    rest of the matrix holds pairs only, so it is never read.
+    """
+    out = []
+    nw, ra, cb = plan.nw, *plan.grid
+    for a in range(ra):
+        r0, r1, _, _ = plan.bounds(a, 0)
+        out.append((r0, r1, (r0 >> 6, min(nw, ((r1 - 1) >> 6) + 1))))  # diagonal words
+        if ((r1 - 1) >> 6) + 1 < nw:
+            out.append((r0, r1, (nw - 1, nw)))  # padding (and the last word's pairs)
+        if not plan.directed:
+            for b in range(cb):
+                _, _, c0, c1 = plan.bounds(a, b)
+                if 64 * c1 <= r0 + 1 and not _chunk_missing(loc, arr, a, b):
+                    out.append((r0, r1, (c0, c1)))
+    return out
+
+
+def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
+                  check_bits: bool) -> tuple[TilePlan, np.ndarray]:
+    n = fields["n"]
+    tr, tc = fields["tile"]
+    try:
+        arr, nodes = group["adjacency"], group["nodes"]
+    except KeyError as exc:
+        raise ValueError(f"blockwise store has no {exc.args[0]!r} array; it is damaged") from None
+    if arr.dtype != np.uint64 or arr.shape != (n, words_per_row(n)):
+        raise ValueError(f"blockwise store array 'adjacency' must be uint64 of shape "
+                         f"{(n, words_per_row(n))} for n = {n}, got {arr.dtype} {arr.shape}")
+    if tuple(arr.chunks) != (tr, tc // 64):
+        raise ValueError(f"blockwise store array 'adjacency' has chunks {tuple(arr.chunks)}, "
+                         f"not the tile {(tr, tc // 64)} of the metadata field 'tile'")
+    if nodes.dtype != np.int64 or nodes.shape != (n,):
+        raise ValueError(f"blockwise store array 'nodes' must be int64 of shape ({n},)")
+    labels = np.asarray(nodes[:], dtype=np.int64)
+    if np.any(labels[1:] <= labels[:-1]):
+        raise ValueError("blockwise store array 'nodes' must hold sorted, unique labels")
+    plan = TilePlan(n, fields["directed"], tr, tc // 64)
+    if check_bits:
+        import dask
+
+        tasks = [dask.delayed(_stray_bits_in_band, pure=True)(loc, plan, r0, r1, w)
+                 for r0, r1, w in _boundary_bands(loc, arr, plan)]
+        stray = sum(dask.compute(*tasks))
+        if stray:
+            where = ("diagonal or padding" if plan.directed
+                     else "diagonal, lower triangle or padding")
+            raise ValueError(f"blockwise store array 'adjacency' has {stray} bit(s) set on the "
+                             f"{where}, which hold no vertex pair; the store is damaged or "
+                             "crafted")
+    return plan, labels
+
+
+def open_blockwise(store: Any, *, release_id: str | None = None,
+                   storage_options: dict | None = None) -> BlockwiseGraph:
+    """Open a stored blockwise release for queries, after validating it.
+
+    Parameters
+    ----------
+    store : str, os.PathLike or zarr store
+    release_id : str, optional
+        Refuse the store unless it holds this release.
+    storage_options : dict, optional
+
+    Returns
+    -------
+    BlockwiseGraph
+
+    Raises
+    ------
+    FileNotFoundError
+        No store at that location.
+    ValueError
+        Not a dpgraph blockwise store, another format version, another
+        release, an interrupted write, a flip probability that fails
+        certification, metadata of the wrong type or out of range (the
+        message names the field), arrays of the wrong shape or type,
+        unsorted or repeated node labels, or bits set where no vertex pair
+        is (diagonal, lower triangle of an undirected release, padding).
+    """
+    return _open(StoreLocation(store, storage_options), release_id, check_bits=True)
+
+
+def _open(loc: StoreLocation, release_id: str | None, *, check_bits: bool) -> BlockwiseGraph:
+    """Open and validate; ``check_bits=False`` only for a store this process just wrote, locked."""
+    if not loc.exists():
+        raise FileNotFoundError(
+            f"no dpgraph blockwise release at {str(loc)!r}; "
+            "check the path or write one with release_blockwise"
+        )
+    group = loc.group("r")
+    meta = group.attrs.asdict()
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{str(loc)!r} is not a dpgraph blockwise release store")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"store has format version {meta.get('format_version')!r}; this dpgraph reads "
+            f"version {FORMAT_VERSION}. Use the dpgraph version that wrote it"
+        )
+    if release_id is not None and meta.get("release_id") != release_id:
+        raise ValueError(
+            f"store holds release {meta.get('release_id')!r}, not {release_id!r}: "
+            "it is from another release"
+        )
+    fields = validate_metadata(meta)
+    if not fields["complete"]:
+        raise ValueError("store holds an incomplete release (the write was interrupted); "
+                         "resume it with release_blockwise(..., key=, resume=True) or write it "
+                         "again with overwrite=True")
+    rr = RRProbabilities(K=2, epsilon=fields["epsilon"], flip_numerator=fields["flip_numerator"])
+    if not rr.certify():
+        raise ValueError("store's flip probability does not certify its epsilon; refusing it")
+    plan, labels = _check_arrays(loc, group, fields, check_bits)
+    return BlockwiseGraph(ZarrAdjacency(loc, plan), NodeIndex.from_integers(labels), rr, meta)
