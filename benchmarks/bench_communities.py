@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from _common import facebook_or_none, machine, random_graph, table, timeit
 
 import dpgraph
-from _common import facebook_or_none, machine, random_graph, table, timeit
 
 GOAL = 3.0
 

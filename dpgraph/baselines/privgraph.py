@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_epsilon
 from ..core.randomness import resolve_random
+from ..validation import check_epsilon
 
 __all__ = ["PrivGraphResult", "community_statistics", "privgraph"]
 
