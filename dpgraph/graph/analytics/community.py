@@ -127,6 +127,14 @@ def _pair_split(n: int, find_fraction: float, seed: int | None) -> tuple[np.ndar
     return F, thr / 65536
 
 
+def _masked_debiased(Y: np.ndarray, mask: np.ndarray, a: float, b: float) -> np.ndarray:
+    """(a + b Y) on the pairs of ``mask``, 0 elsewhere, in float32 (in place, one n^2 buffer)."""
+    out = np.multiply(Y, np.float32(b), dtype=np.float32)
+    out += np.float32(a)
+    out *= mask
+    return out
+
+
 def _whitener(Y: np.ndarray) -> np.ndarray:
     """M with Y @ M orthonormal (from the float64 Gram matrix; gemm, not LAPACK QR)."""
     Y64 = Y.astype(np.float64)
@@ -422,7 +430,7 @@ def communities(
     Y = _dense_release(R)
     F, f = _pair_split(n, 1.0 - holdout, seed)
     holdout = 1.0 - f
-    Z = np.where(F, np.float32(z0 / f) + np.float32(dl / f) * Y, np.float32(0.0))
+    Z = _masked_debiased(Y, F, z0 / f, dl / f)
     N = n * (n - 1) / 2.0
     rho = float(np.clip(float(m.value) / N, 0.0, 1.0))
     vbar = v0 * (1.0 - rho) + v1 * rho
@@ -446,7 +454,7 @@ def communities(
     del Z
     held = ~F
     np.fill_diagonal(held, False)
-    W = np.where(held, np.float32(z0 / holdout) + np.float32(dl / holdout) * Y, np.float32(0.0))
+    W = _masked_debiased(Y, held, z0 / holdout, dl / holdout)
     del Y
     if lab.max() == 0:
         return Communities(trivial, zero, True, np.asarray(vals), edge, q, holdout, method)
