@@ -17,6 +17,7 @@ from .exceptions import BudgetExceededError, SeededReleaseWarning
 from .graph.io import load
 from .graph.signing import generate_signing_key
 from .ledger import PrivacyLedger
+from .planner import plan  # accuracy of a release from public quantities
 
 __version__ = "0.1.0"
 
@@ -30,6 +31,7 @@ __all__ = [
     "load",
     "generate_signing_key",
     "PrivacyLedger",
+    "plan",
     "BudgetExceededError",
     "SeededReleaseWarning",
     "__version__",

@@ -5,6 +5,8 @@
     dpgraph cut FILE --S ... --T ...              answer a cut query from a release
     dpgraph keygen PREFIX                         a key pair to sign releases (PREFIX.key, .pub)
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
+    dpgraph plan --nodes N --epsilon E ...        planned errors, or the epsilon a target needs
+    dpgraph report FILE -o report.html            a self-contained HTML report of a release
 
 Each command module registers its own sub-commands; this file only wires them.
 """
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["experiment", "facebook-cuts", "--out", "x"]).experiment
     'facebook-cuts'
     """
-    from . import __version__, commands
+    from . import __version__, commands, planning_cli
 
     ap = argparse.ArgumentParser(
         prog="dpgraph", description="Differentially private graph release (mechanism E)."
@@ -37,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"dpgraph {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.register_commands(sub)
+    planning_cli.register(sub)  # dpgraph plan, dpgraph report
     exp = sub.add_parser(
         "experiment", help="run one of the paper's experiments or the peer benchmark"
     ).add_subparsers(dest="experiment", required=True, metavar="NAME")

@@ -4,7 +4,15 @@ Everything in :mod:`dpgraph.graph` is built on this layer: a graph is the
 database of its vertex pairs (K = 2) and a cut query is a statistical query.
 """
 
-from .estimators import Channel, Estimate, count_estimate, project, unbiased_estimate
+from .estimators import (
+    Channel,
+    Estimate,
+    StatisticEstimate,
+    count_estimate,
+    fieller_interval,
+    project,
+    unbiased_estimate,
+)
 from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
@@ -12,18 +20,20 @@ from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
 from .universe import Universe
 
 __all__ = [
-    "Universe",
-    "MechanismE",
-    "StatisticalQuery",
-    "Estimate",
     "Channel",
-    "unbiased_estimate",
-    "count_estimate",
-    "project",
+    "Estimate",
+    "MechanismE",
     "RRProbabilities",
-    "rr_probabilities",
     "RandomSource",
     "SecureRandom",
     "SeededRandom",
+    "StatisticEstimate",
+    "StatisticalQuery",
+    "Universe",
+    "count_estimate",
+    "fieller_interval",
+    "project",
     "resolve_random",
+    "rr_probabilities",
+    "unbiased_estimate",
 ]

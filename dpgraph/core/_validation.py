@@ -2,4 +2,4 @@
 
 from ..validation import check_epsilon, check_level, check_positive_int, check_probability
 
-__all__ = ["check_epsilon", "check_positive_int", "check_probability", "check_level"]
+__all__ = ["check_epsilon", "check_level", "check_positive_int", "check_probability"]

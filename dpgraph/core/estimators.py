@@ -34,7 +34,8 @@ from scipy.special import ndtri
 from .._deprecation import warn_renamed
 from ..validation import check_level
 
-__all__ = ["Channel", "Estimate", "unbiased_estimate", "count_estimate", "project"]
+__all__ = ["Channel", "Estimate", "StatisticEstimate", "count_estimate", "fieller_interval", "project",
+           "unbiased_estimate"]
 
 
 @dataclass(frozen=True)
@@ -459,3 +460,118 @@ def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 
         v = float(v)
     return Estimate(v, est.std, exact_std=False, center=est.value, feasible_range=(low, high),
                     proper=True)
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class StatisticEstimate(Estimate):
+    """An estimate of a bounded statistic: value and interval inside its feasible range.
+
+    Returned by the graph analytics.  With ``proper=True`` (their default)
+    ``value`` lies in ``feasible_range`` and in ``ci(level)`` for every
+    level; ``raw`` is the estimate before projection
+    onto the range (the unbiased one for counts).
+
+    Attributes
+    ----------
+    raw : float or numpy.ndarray or None
+        The unprojected estimate (what ``proper=False`` returns as ``value``).
+    resolved : bool
+        False when the release cannot resolve the statistic: the 95% interval
+        covers the whole feasible range (or, for a ratio, its denominator is
+        not significantly positive).  The value is then no better than a guess
+        inside the range.
+    ratio : tuple or None
+        ``(num, den, var_num, var_den, cov)`` for a ratio num / den of two
+        jointly normal estimates: ``ci`` is then Fieller's interval, the set
+        of theta with (num - theta den)^2 <= z^2 Var(num - theta den),
+        intersected with [low, high] (its convex hull when it is two pieces).
+    bounds : tuple or None
+        ``(L, sd_L, U, sd_U)`` for a statistic known only to lie between two
+        estimated bounds: ``ci`` is then [L - z sd_L, U + z sd_U] within
+        [low, high] (conservative).
+
+    Examples
+    --------
+    >>> e = StatisticEstimate(0.5, 0.1, feasible_range=(0.0, 1.0), ratio=(5.0, 10.0, 1.0, 1.0, 0.0))
+    >>> lo, hi = e.ci()
+    >>> bool(lo < 0.5 < hi), e.resolved
+    (True, True)
+    """
+
+    raw: Any
+    resolved: bool
+    ratio: Any
+    bounds: Any
+
+    def __init__(self, value: Any, std: Any, exact_std: bool = False, center: Any = None, *,
+                 feasible_range: tuple[Any, Any] = (-np.inf, np.inf), proper: bool = True,
+                 raw: Any = None, resolved: bool = True, ratio: Any = None,
+                 bounds: Any = None) -> None:
+        super().__init__(value, std, exact_std=exact_std, center=center,
+                         feasible_range=feasible_range, proper=proper)
+        object.__setattr__(self, "raw", value if raw is None else raw)
+        object.__setattr__(self, "resolved", bool(resolved))
+        object.__setattr__(self, "ratio", ratio)
+        object.__setattr__(self, "bounds", bounds)
+
+    def ci(self, level: float = 0.95) -> tuple[Any, Any]:
+        """Two-sided interval at ``level``; inside the feasible range and containing
+        ``value`` when proper (Fieller's or the bound interval when given)."""
+        if self.ratio is None and self.bounds is None:
+            return super().ci(level)
+        level = check_level(level)
+        z = float(ndtri(0.5 + level / 2))
+        lower, upper = (float(x) for x in self.feasible_range)
+        if self.ratio is not None:
+            lo, hi = fieller_interval(*self.ratio, z=z, low=lower, high=upper)
+        else:
+            L, sL, U, sU = self.bounds
+            lo = float(np.clip(L - z * sL, lower, upper))
+            hi = float(np.clip(U + z * sU, lower, upper))
+        v = float(self.value)
+        if not np.isfinite(v):
+            return lo, hi
+        return float(min(lo, v)), float(max(hi, v))
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        return base[:-1] + ", unresolved)" if not self.resolved else base
+
+
+def fieller_interval(num: float, den: float, var_num: float, var_den: float, cov: float,
+                     z: float = 1.959963984540054, low: float = -np.inf,
+                     high: float = np.inf) -> tuple[float, float]:
+    """Fieller's interval for num / den, intersected with [low, high].
+
+    {theta : (num - theta den)^2 <= z^2 (var_num - 2 theta cov + theta^2 var_den)},
+    a quadratic inequality a theta^2 + b theta + c <= 0.  Its solution is an
+    interval, the complement of one, the whole line or (only when it misses
+    [low, high]) empty; the convex hull of its part in [low, high] is
+    returned, or the end of [low, high] nearest to num / den when that part is
+    empty.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in fieller_interval(5.0, 10.0, 1.0, 1.0, 0.0, low=0, high=1)]
+    [0.2956, 0.7443]
+    """
+    a = den * den - z * z * var_den
+    b = -2.0 * (num * den - z * z * cov)
+    c = num * num - z * z * var_num
+    disc = b * b - 4 * a * c
+    if a > 0 and disc >= 0:  # a bounded interval
+        r = np.sqrt(disc)
+        pieces = [((-b - r) / (2 * a), (-b + r) / (2 * a))]
+    elif a < 0 and disc > 0:  # two rays outside the roots
+        r1, r2 = sorted(((-b - np.sqrt(disc)) / (2 * a), (-b + np.sqrt(disc)) / (2 * a)))
+        pieces = [(-np.inf, r1), (r2, np.inf)]
+    elif a <= 0:  # the whole line
+        pieces = [(-np.inf, np.inf)]
+    else:  # empty
+        pieces = []
+    inside = [(max(lo, low), min(hi, high)) for lo, hi in pieces if max(lo, low) <= min(hi, high)]
+    if not inside:
+        t = num / den if den != 0 else (high if num * den >= 0 else low)
+        t = float(np.clip(t, low, high))
+        return t, t
+    return float(min(p[0] for p in inside)), float(max(p[1] for p in inside))

@@ -58,7 +58,7 @@ class StatisticalQuery:
     @classmethod
     def grouped(
         cls, functions: Any, groups: Any, universe: Universe | None = None
-    ) -> "StatisticalQuery":
+    ) -> StatisticalQuery:
         """Query whose row i uses ``functions[groups[i]]``.
 
         Parameters
@@ -74,7 +74,7 @@ class StatisticalQuery:
     @classmethod
     def linear(
         cls, function: Any, n: int, universe: Universe | None = None
-    ) -> "StatisticalQuery":
+    ) -> StatisticalQuery:
         """A linear query: the same row function (shape (K,), or (Q, K) for a batch) on n rows."""
         f = np.asarray(function, dtype=float)
         if f.ndim not in (1, 2):

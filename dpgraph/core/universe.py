@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable
+from collections.abc import Hashable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class Universe:
             self._sorted = (arr[order], order)
 
     @classmethod
-    def binary(cls, l: int) -> "Universe":
+    def binary(cls, l: int) -> Universe:
         """The paper's universe {0,1}^l, labelled by the integers 0..2^l - 1.
 
         Bit j of label v is attribute j of the row; see :meth:`bits`.

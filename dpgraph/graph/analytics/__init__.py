@@ -27,10 +27,12 @@ without bias from the same products (see :func:`triangle_statistics`).
 
 Functions here take a :class:`~dpgraph.graph.PrivateGraph` (networkx style);
 :class:`AnalyticsMixin` exposes them as methods sharing their docstrings.
-Modules: :mod:`.counts` (edge count, density, degrees), :mod:`.triangles`
-(triangles, wedges, transitivity, clustering), :mod:`.degrees` (degree
-moments, assortativity, degree distribution), :mod:`.modularity`,
-:mod:`.communities`, :mod:`.synthesis`.  They use only the adjacency
+Modules: :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
+(triangles, wedges, transitivity, clustering), :mod:`.degree_stats`
+(degree moments, assortativity, degree distribution), :mod:`.partition`
+(modularity of a given partition), :mod:`.community` (community detection),
+:mod:`.synthesis`; module names differ from function names so that both stay
+reachable.  They use only the adjacency
 interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
@@ -42,17 +44,23 @@ from ._shared import (  # noqa: F401  (private: experiments and tests until publ
     _entry_variances,
 )
 from .community import Communities, communities
-from .counts import degree, degrees, density, density_between, edge_count
-from .degrees import (
+from .counts import (
+    NodeEstimates,
+    degree,
+    degrees,
+    density,
+    density_between,
+    edge_count,
+    volume,
+)
+from .degree_stats import (
     degree_assortativity,
     degree_distribution,
     degree_moments,
     degree_transition_matrix,
 )
 from .mixin import AnalyticsMixin
-from .modularity import modularity
-from .synthesis import synthesize
-from .triangles import (
+from .motifs import (
     TriangleStatistics,
     average_clustering,
     local_clustering,
@@ -61,10 +69,13 @@ from .triangles import (
     triangles,
     wedges,
 )
+from .partition import modularity
+from .synthesis import synthesize
 
 __all__ = [
     "AnalyticsMixin",
     "Communities",
+    "NodeEstimates",
     "TriangleStatistics",
     "average_clustering",
     "communities",
@@ -83,5 +94,6 @@ __all__ = [
     "transitivity",
     "triangle_statistics",
     "triangles",
+    "volume",
     "wedges",
 ]

@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Channel, count_estimate
+from ...core.estimators import (
+    Channel,
+    Estimate,
+    StatisticEstimate,
+    fieller_interval,
+)
 from .._memory import check_fits
 
 
 def _check_release(R: Any) -> None:
-    if not (hasattr(R, "_adj") and hasattr(R, "channel")):
+    # duck-typed on the public accessors, so this package never imports private.py
+    if not all(hasattr(R, a) for a in ("adjacency", "channel", "released_degrees", "positions")):
         raise TypeError(f"R must be a dpgraph PrivateGraph, got {type(R).__name__}")
 
 
@@ -32,42 +39,86 @@ def _undirected(R: Any, what: str) -> None:
 
 
 def _alpha_beta(channel: Channel) -> tuple[float, float]:
-    """P(1 | edge), P(1 | non-edge) of a binary channel."""
-    if channel.K != 2:
-        raise ValueError("graph analytics need a binary channel (K = 2)")
-    beta = float(channel.r[1])
-    return channel.d + beta, beta
+    """P(1 | edge), P(1 | non-edge) of a binary channel (the channel's accessors)."""
+    return channel.alpha, channel.beta
 
 
 def _entry_map(channel: Channel) -> tuple[float, float]:
-    """(z0, z1): the core's debiased value of one released 0 and one released 1."""
-    z = count_estimate(np.array([0.0, 1.0]), np.array([1.0, 1.0]), channel).value
+    """(z0, z1): the channel's debiased value of one released 0 and one released 1."""
+    z = channel.debias(np.array([0.0, 1.0]))
     return float(z[0]), float(z[1])
 
 
 def _entry_variances(channel: Channel) -> tuple[float, float]:
-    """(v0, v1): Var Z_ij for a non-edge and for an edge.
+    """(v0, v1): Var Z_ij for a non-edge and for an edge (the channel's accessor)."""
+    return channel.entry_variances()
 
-    Var Z = Var Y / d^2 with Var Y = beta(1-beta) or alpha(1-alpha); for a
-    symmetric channel both equal the core's (exact) per-row variance.
+
+class ReleaseCache:
+    """Per-release cache of derived arrays (released degrees, triangle statistics, ...).
+
+    Keyed weakly by the release, so it lives exactly as long as the release
+    and never writes into the release object.  A release is immutable, so
+    entries never go stale.
     """
-    alpha, beta = _alpha_beta(channel)
-    d2 = channel.d**2
-    return beta * (1 - beta) / d2, alpha * (1 - alpha) / d2
+
+    def __init__(self) -> None:
+        self._store: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def of(self, R: Any) -> dict:
+        """The cache dictionary of release ``R`` (created on first use)."""
+        c = self._store.get(R)
+        if c is None:
+            c = {}
+            self._store[R] = c
+        return c
+
+
+_CACHE = ReleaseCache()
 
 
 def _cache(R: Any) -> dict:
-    c = R.__dict__.get("_analytics_cache")
-    if c is None:
-        c = {}
-        R.__dict__["_analytics_cache"] = c
-    return c
+    return _CACHE.of(R)
+
+
+def _positions(R: Any, labels: Any, name: str) -> np.ndarray:
+    """Sorted distinct positions of a non-empty collection of node labels."""
+    return R.positions(labels, name)
+
+
+def _cut_positions(R: Any, S: Any, T: Any) -> tuple[np.ndarray, np.ndarray]:
+    return R.cut_positions(S, T)
+
+
+def _cut_count(R: Any, s: np.ndarray, t: np.ndarray) -> int:
+    return R.adjacency.cut_count(s, t)
+
+
+def _released_pairs(R: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (rows < cols) of every released edge of an undirected release (cached)."""
+    c = _cache(R)
+    if "pairs" not in c:
+        r, k = R.released_edges()
+        r, k = np.asarray(r, dtype=np.int64), np.asarray(k, dtype=np.int64)
+        c["pairs"] = (np.minimum(r, k), np.maximum(r, k))
+    return c["pairs"]
+
+
+def _has_node(R: Any, v: Any) -> bool:
+    """Whether ``v`` is a single node of the release (networkx's ``v in G``)."""
+    c = _cache(R)
+    if "node_set" not in c:
+        c["node_set"] = frozenset(R.nodes)
+    try:
+        return v in c["node_set"]
+    except TypeError:  # unhashable: a collection
+        return False
 
 
 def _observed_degrees(R: Any) -> np.ndarray:
     c = _cache(R)
     if "deg" not in c:
-        c["deg"] = np.asarray(R._adj.degrees(), dtype=np.int64)
+        c["deg"] = np.asarray(R.released_degrees(), dtype=np.int64)
     return c["deg"]
 
 
@@ -75,10 +126,11 @@ def _dense_release(R: Any) -> np.ndarray:
     """Symmetric released adjacency as float32 (exact 0/1), refusing what cannot fit."""
     n = R.number_of_nodes()
     check_fits(3 * n * n * 4, f"the dense released adjacency of {n} nodes (float32, n^2 entries)")
-    A = R.to_scipy_sparse("csr")
-    Y = np.zeros((n, n), dtype=np.float32)
-    coo = A.tocoo()
-    Y[coo.row, coo.col] = 1.0
+    Y = np.empty((n, n), dtype=np.float32)
+    for i0, bits in R.adjacency.row_blocks():
+        Y[i0 : i0 + bits.shape[0]] = bits
+    # the store may hold each unordered pair once (upper triangle): symmetrize
+    np.maximum(Y, Y.T, out=Y)
     return Y
 
 
@@ -113,6 +165,96 @@ def _check_max_communities(max_communities: Any) -> int:
         raise ValueError(f"max_communities must be an int >= 1, got {int(max_communities)}")
     return int(max_communities)
 
+
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def check_proper(proper: Any) -> bool:
+    """Validate the ``proper`` flag of an analytic."""
+    if not isinstance(proper, (bool, np.bool_)):
+        raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
+    return bool(proper)
+
+
+def finish(est: Estimate, proper: Any, low: Any = None, high: Any = None) -> StatisticEstimate:
+    """An analytic's result from an (unbiased or plug-in) estimate with a normal error bar.
+
+    ``proper=True``: value clipped to the feasible range [low, high] (the
+    estimate's own range by default), interval centred on the raw estimate and
+    clipped to the range, so it contains the value.  ``proper=False``: the raw
+    estimate.  ``resolved`` is False where the 95% interval covers the whole
+    range or the estimate is not finite.
+    """
+    proper = check_proper(proper)
+    low = est.feasible_range[0] if low is None else low
+    high = est.feasible_range[1] if high is None else high
+    raw = est.value
+    raw_a = np.asarray(raw, dtype=float)
+    std_a = np.asarray(est.std, dtype=float)
+    finite = np.isfinite(raw_a) & np.isfinite(std_a)
+    covers = (raw_a - Z95 * std_a <= low) & (raw_a + Z95 * std_a >= high)
+    resolved = bool(np.all(finite & ~covers))
+    if proper:
+        mid = 0.5 * (np.asarray(low, dtype=float) + np.asarray(high, dtype=float))
+        v = np.clip(np.where(finite, raw_a, mid), low, high)
+        std = np.where(finite, std_a, np.asarray(high, dtype=float) - low)
+        value = float(v) if v.ndim == 0 else v
+        std = float(std) if std.ndim == 0 else std
+        return StatisticEstimate(value, std, est.exact_std, raw, feasible_range=(low, high),
+                                 proper=True, raw=raw,
+                                 resolved=resolved)
+    return StatisticEstimate(raw, est.std, est.exact_std, feasible_range=(low, high), proper=False,
+                             raw=raw, resolved=resolved)
+
+
+def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: float,
+                 proper: Any, low: float, high: float) -> StatisticEstimate:
+    """An analytic's result for a ratio num / den of jointly normal estimates (Fieller).
+
+    ``raw`` is num / den (NaN when den <= 0).  ``proper=True``: value is the
+    raw ratio clipped to [low, high] when den > 0, else the midpoint of the
+    interval; the interval is Fieller's at the requested level (see
+    :class:`~dpgraph.core.StatisticEstimate`).  ``std`` is the half-width of
+    the 95% interval over 1.96 (an equivalent standard error, not exact).
+    ``resolved`` is False when den is not significantly positive or the 95%
+    interval covers the whole range.
+    """
+    proper = check_proper(proper)
+    var_num, var_den = max(float(var_num), 0.0), max(float(var_den), 0.0)
+    pivot = (float(num), float(den), var_num, var_den, float(cov))
+    lo, hi = fieller_interval(*pivot, z=Z95, low=low, high=high)
+    raw = num / den if den > 0 else float("nan")
+    resolved = bool(den > Z95 * np.sqrt(var_den) and not (lo <= low and hi >= high))
+    std = (hi - lo) / (2 * Z95)
+    if proper:
+        value = float(np.clip(raw, low, high)) if den > 0 else 0.5 * (lo + hi)
+        return StatisticEstimate(value, std, False, feasible_range=(low, high), proper=True, raw=raw,
+                                 resolved=resolved,
+                                 ratio=pivot)
+    return StatisticEstimate(raw, std, False, feasible_range=(low, high), proper=False, raw=raw,
+                             resolved=resolved, ratio=pivot)
+
+
+def progress_range(start: int, stop: int, step: int, progress: Any, n: int, what: str):
+    """``range(start, stop, step)``, wrapped in a tqdm bar when ``progress`` asks for one.
+
+    ``progress=None`` shows the bar for releases of 5,000 nodes or more when
+    the error stream is a terminal; tqdm missing means no bar.
+    """
+    import sys
+
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+    show = (n >= 5000 and sys.stderr.isatty()) if progress is None else bool(progress)
+    steps = range(start, stop, step)
+    if not show:
+        return steps
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - optional
+        return steps
+    return tqdm(steps, desc=what, unit="block", leave=False)
 
 
 def delegate(func: Callable) -> Callable:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from ._shared import delegate
 from .community import communities
-from .counts import degree, degrees, density, density_between, edge_count
-from .degrees import degree_assortativity, degree_distribution
-from .modularity import modularity
+from .counts import degree, degrees, density, density_between, edge_count, volume
+from .degree_stats import degree_assortativity, degree_distribution
+from .motifs import average_clustering, transitivity, triangles, wedges
+from .partition import modularity
 from .synthesis import synthesize
-from .triangles import average_clustering, transitivity, triangles, wedges
 
 __all__ = ["AnalyticsMixin"]
 
@@ -26,6 +26,7 @@ class AnalyticsMixin:
     density = delegate(density)
     degrees = delegate(degrees)
     degree = delegate(degree)
+    volume = delegate(volume)
     density_between = delegate(density_between)
     triangles = delegate(triangles)
     wedges = delegate(wedges)

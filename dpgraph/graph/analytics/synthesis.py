@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._memory import check_fits
-from ._shared import _alpha_beta, _block_rows, _check_seed, _undirected
+from ._shared import (
+    _alpha_beta,
+    _block_rows,
+    _check_seed,
+    _observed_degrees,
+    _undirected,
+    progress_range,
+)
 from .counts import edge_count
+from .degree_stats import degree_distribution
 from .spectral import _leading_eigen, _noise_edge
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,6 +31,7 @@ def synthesize(
     R: PrivateGraph,
     rank: int | None = None,
     seed: int | None = None,
+    progress: bool | None = None,
 ) -> nx.Graph:
     """A sparse networkx graph with about the estimated number of edges.
 
@@ -33,16 +42,23 @@ def synthesize(
        noise edge, or ``rank``), clipped to [1e-4, 1 - 1e-4];
     2. the posterior probability that the pair is an edge given its own
        released bit (Bayes with the channel's alpha, beta);
-    3. the m^ = round(edge_count) pairs of highest posterior are the edges
-       (ties broken at random with ``seed``).
+    3. a target degree for every node: the estimated degree distribution
+       (:func:`degree_distribution`) as a sequence of n quantiles scaled to
+       2 m^ (m^ = round(edge_count)), given to the nodes in the order of
+       their debiased released degrees;
+    4. pairs in decreasing posterior order become edges while both ends are
+       below their target degree; stubs left over are paired at random
+       (configuration model), and the highest remaining pairs top the count
+       up to m^ (ties broken at random with ``seed``).
 
-    What it preserves: the number of nodes, about the estimated edge count,
-    the community structure the spectrum carries (edges concentrate inside the
-    denoised blocks) and roughly which nodes are high-degree.  What it does
-    not: triangles, clustering and the degree distribution's shape are those
-    of a low-rank block model, not of the input (use the estimators
-    :meth:`triangles`, :meth:`transitivity`, :meth:`degree_distribution`
-    for those numbers); individual edges are mostly wrong at small epsilon.
+    What it preserves: the number of nodes, the estimated edge count, the
+    estimated degree sequence (no mass of isolated nodes the input lacks:
+    every node gets about its target degree), the community structure the
+    spectrum carries (edges concentrate inside the denoised blocks) and
+    which nodes are high-degree.  What it does not: triangles and clustering
+    are those of a low-rank block model, not of the input (use the
+    estimators :meth:`triangles`, :meth:`transitivity` for those numbers);
+    individual edges are mostly wrong at small epsilon.
 
     Parameters
     ----------
@@ -52,6 +68,9 @@ def synthesize(
         Rank of the spectral prior, in 1..n-2; None: the eigenvalues above the noise edge.
     seed : int or None, default None
         Non-negative seed of the random tie-break.
+    progress : bool or None, default None
+        Progress bar over the row blocks (tqdm); None shows it for releases of
+        5,000 nodes or more when the error stream is a terminal.
 
     Returns
     -------
@@ -106,7 +125,7 @@ def synthesize(
     Ycsr = Y.tocsr()
     rows_all, cols_all, score_all = [], [], []
     b = _block_rows(n)
-    for i0 in range(0, n, b):
+    for i0 in progress_range(0, n, b, progress, n, "synthesize"):
         i1 = min(n, i0 + b)
         if lk.size:
             prior = (Vk[i0:i1] * lk) @ Vk.T
@@ -123,13 +142,79 @@ def synthesize(
     rows = np.concatenate(rows_all)
     cols = np.concatenate(cols_all)
     score = np.concatenate(score_all)
-    if m_hat < score.size:
-        top = np.argpartition(-score, m_hat)[:m_hat] if m_hat > 0 else np.array([], dtype=int)
-    else:
-        top = np.arange(score.size)
+    target = _target_degrees(R, m_hat, rng)
+    top = _degree_constrained(rows, cols, score, target, m_hat, rng)
     H = nx.Graph()
     nodes = R.nodes
     H.add_nodes_from(nodes)
-    H.add_edges_from(zip(map(nodes.__getitem__, rows[top].tolist()),
-                         map(nodes.__getitem__, cols[top].tolist())))
+    er, ec = top
+    H.add_edges_from(zip(map(nodes.__getitem__, er.tolist()), map(nodes.__getitem__, ec.tolist())))
     return H
+
+
+def _target_degrees(R: Any, m_hat: int, rng: np.random.Generator) -> np.ndarray:
+    """Target degree of every node: the estimated distribution's quantiles, summing to 2 m^,
+    assigned by the rank of the debiased released degree (random tie-break)."""
+    n = R.number_of_nodes()
+    h = np.asarray(degree_distribution(R), dtype=float)
+    cdf = np.cumsum(h / h.sum())
+    seq = np.minimum(np.searchsorted(cdf, (np.arange(n) + 0.5) / n), n - 1).astype(float)
+    if seq.sum() > 0:
+        seq *= 2.0 * m_hat / seq.sum()
+    # stochastic rounding keeps the sum's expectation
+    seq = np.floor(seq + rng.random(n)).astype(np.int64)
+    seq = np.clip(seq, 0, n - 1)
+    order = np.lexsort((rng.random(n), _observed_degrees(R)))
+    target = np.empty(n, dtype=np.int64)
+    target[order] = np.sort(seq)
+    return target
+
+
+def _degree_constrained(rows: np.ndarray, cols: np.ndarray, score: np.ndarray,
+                        target: np.ndarray, m_hat: int,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the chosen pairs: greedy by score under the degree targets, then
+    random pairing of the left-over stubs, then the best remaining pairs up to m^."""
+    size = score.size
+    if m_hat <= 0 or size == 0:
+        return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+    budget = int(min(size, 8 * m_hat + 1000))
+    cand = np.argpartition(-score, budget - 1)[:budget] if budget < size else np.arange(size)
+    cand = cand[np.argsort(-score[cand], kind="stable")]
+    left = target.copy()
+    chosen = np.zeros(cand.size, dtype=bool)
+    r_c, c_c = rows[cand].tolist(), cols[cand].tolist()
+    left_l = left.tolist()
+    count = 0
+    for t in range(cand.size):
+        a, b = r_c[t], c_c[t]
+        if left_l[a] > 0 and left_l[b] > 0:
+            left_l[a] -= 1
+            left_l[b] -= 1
+            chosen[t] = True
+            count += 1
+            if count >= m_hat:
+                break
+    picked = cand[chosen]
+    n = target.size
+    taken = set((rows[picked].astype(np.int64) * n + cols[picked]).tolist())
+    extra_r, extra_c = [], []
+    left = np.asarray(left_l)
+    if count < m_hat and left.sum() > 1:
+        stubs = rng.permutation(np.repeat(np.arange(n), np.maximum(left, 0)))
+        u, v = stubs[0::2][: stubs.size // 2], stubs[1::2][: stubs.size // 2]
+        for a, b in zip(np.minimum(u, v).tolist(), np.maximum(u, v).tolist()):
+            if a != b and a * n + b not in taken and count < m_hat:
+                taken.add(a * n + b)
+                extra_r.append(a)
+                extra_c.append(b)
+                count += 1
+    out_r = np.concatenate([rows[picked].astype(np.int64), np.array(extra_r, dtype=np.int64)])
+    out_c = np.concatenate([cols[picked].astype(np.int64), np.array(extra_c, dtype=np.int64)])
+    if count < m_hat:  # top up with the best pairs not yet taken
+        key = rows[cand].astype(np.int64) * n + cols[cand]
+        free = cand[~np.isin(key, np.fromiter(taken, dtype=np.int64, count=len(taken)))]
+        more = free[: m_hat - count]
+        out_r = np.concatenate([out_r, rows[more].astype(np.int64)])
+        out_c = np.concatenate([out_c, cols[more].astype(np.int64)])
+    return out_r, out_c

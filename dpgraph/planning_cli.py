@@ -1,0 +1,198 @@
+"""``dpgraph plan`` and ``dpgraph report``: choosing epsilon, reading a release.
+
+    dpgraph plan --nodes N --epsilon E --sides A,B [--json]    planned errors at E
+    dpgraph plan --nodes N --sides A,B --target-std X [--json] smallest eps meeting X
+    dpgraph report FILE.dpg -o report.html [--open]            self-contained HTML report
+
+:func:`register` adds both subcommands to an argparse subparsers object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+_STATISTICS = ("cut", "edge_count", "degree", "triangles", "transitivity")
+
+
+def _int_at_least(minimum: int, flag: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{flag} must be >= {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _float(flag: str, allow_zero: bool = False):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a number, got {text!r}") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            need = ">= 0" if allow_zero else "> 0"
+            raise argparse.ArgumentTypeError(f"{flag} must be finite and {need}, got {text!r}")
+        return value
+    return parse
+
+
+def _sides(text: str) -> tuple[int, int]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"--sides takes two sizes 'A,B' (|S|,|T|), got {text!r}")
+    try:
+        a, b = int(parts[0]), int(parts[1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sides sizes must be integers, got {text!r}") from None
+    if a <= 0 or b <= 0:
+        raise argparse.ArgumentTypeError(f"--sides sizes must be > 0, got {text!r}")
+    return a, b
+
+
+def _epsilons(text: str) -> list[float]:
+    parse = _float("--table")
+    out = [parse(t) for t in text.split(",") if t.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError("--table needs a comma-separated list of epsilons")
+    return out
+
+
+# --------------------------------------------------------------------------- plan
+def _plan(args: argparse.Namespace) -> int:
+    from .planner import DEFAULT_EPSILONS, plan
+
+    if args.sides is not None and sum(args.sides) > args.nodes:
+        raise ValueError(f"--sides {args.sides[0]},{args.sides[1]}: |S| + |T| = {sum(args.sides)} "
+                         f"exceeds --nodes {args.nodes}; the sides of a cut are disjoint")
+    has_target = args.target_std is not None or args.target_relative_error is not None
+    if has_target == (args.epsilon is not None):
+        raise ValueError("give --epsilon, or one of --target-std / --target-relative-error "
+                         "(the smallest epsilon meeting it is computed)")
+    if args.target_std is not None and args.target_relative_error is not None:
+        raise ValueError("give --target-std or --target-relative-error, not both")
+    if args.statistic == "cut" and args.sides is None:
+        raise ValueError("--statistic cut needs --sides A,B")
+    p = plan(
+        args.nodes, args.epsilon, directed=args.directed, sides=args.sides,
+        target_std=args.target_std, target_relative_error=args.target_relative_error,
+        statistic=args.statistic, cut=args.assumed_cut, edges=args.assumed_edges,
+        triangles=args.assumed_triangles, transitivity=args.assumed_transitivity,
+        wedges=args.assumed_wedges, four_cycles=args.assumed_four_cycles,
+    )
+    epsilons = args.table or list(DEFAULT_EPSILONS)
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        ax = p.plot()
+        ax.figure.tight_layout()
+        ax.figure.savefig(args.plot, dpi=120)
+        plt.close(ax.figure)
+    if args.json:
+        out = p.to_dict()
+        if args.table:
+            out["table"] = p.table(epsilons)
+        print(json.dumps(out, indent=2))
+        return 0
+    kind = "directed" if p.directed else "undirected"
+    if p.target is not None:
+        what = (f"std <= {p.target['target_std']:g}" if "target_std" in p.target else
+                f"relative error <= {p.target['target_relative_error']:g} "
+                f"at an assumed {p.target['assumed_value']:g}")
+        print(f"smallest epsilon with {p.target['statistic'].replace('_', ' ')} {what}: "
+              f"{p.epsilon!r}")
+    print(f"{p.nodes} nodes ({kind}), epsilon = {p.epsilon:.6g} per vertex pair, "
+          f"p' = {p.flip_probability:.6g} (realized epsilon {p.realized_epsilon:.6g})")
+    for name, s in p.stds.items():
+        extra = f" (|S|={p.sides[0]}, |T|={p.sides[1]})" if name == "cut" else ""
+        print(f"  std of {name.replace('_', ' ')}{extra}: {s:.6g}")
+    rows = p.table(epsilons)
+    cols = list(rows[0])
+    print("\n" + "  ".join(f"{c:>18}" for c in cols))
+    for r in rows:
+        print("  ".join(f"{r[c]:>18.6g}" for c in cols))
+    if args.plot:
+        print(f"\nplot: {args.plot}")
+    return 0
+
+
+# --------------------------------------------------------------------------- report
+def _report(args: argparse.Namespace) -> int:
+    from .graph.io import load
+    from .report import build_report
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such release file (write one with 'dpgraph release')")
+    R = load(path)
+    out = Path(args.output)
+
+    def progress(msg: str) -> None:
+        if not args.quiet:
+            print(f"  {msg}", file=sys.stderr, flush=True)
+
+    html = build_report(R, title=args.title or path.name, progress=progress)
+    out.write_text(html, encoding="utf-8")
+    print(f"wrote {out} ({len(html) // 1024} KiB)")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(out.resolve().as_uri())
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``plan`` and ``report`` to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "plan", help="planned error of a release from public quantities, or the epsilon a target needs",
+        description="Exact standard deviations of cut, edge-count and degree estimates from public "
+                    "quantities only; triangle and transitivity errors under assumed values; the "
+                    "smallest epsilon meeting a target.")
+    p.add_argument("--nodes", type=_int_at_least(2, "--nodes"), required=True,
+                   help="number of nodes of the public vertex set")
+    p.add_argument("--directed", action="store_true", help="ordered pairs (a directed release)")
+    p.add_argument("--epsilon", "-e", type=_float("--epsilon"), default=None,
+                   help="privacy parameter per vertex pair")
+    p.add_argument("--sides", type=_sides, default=None, help="cut side sizes 'A,B' (|S|,|T|)")
+    p.add_argument("--target-std", type=_float("--target-std"), default=None,
+                   help="find the smallest epsilon whose std is <= this")
+    p.add_argument("--target-relative-error", type=_float("--target-relative-error"), default=None,
+                   help="find the smallest epsilon whose std / assumed value is <= this")
+    p.add_argument("--statistic", choices=_STATISTICS, default=None,
+                   help="what the target is about (default: cut with --sides, else edge_count)")
+    for name, what in (("cut", "cut size (for a relative error)"),
+                       ("edges", "edge count (triangle/transitivity errors need it)"),
+                       ("triangles", "triangle count (for a relative error)"),
+                       ("transitivity", "transitivity in [0, 1]"),
+                       ("wedges", "wedge count (default: that of a regular graph)"),
+                       ("four-cycles", "4-cycle count (default: W^2/(4N), the random-graph value)")):
+        p.add_argument(f"--assumed-{name}", type=_float(f"--assumed-{name}", allow_zero=True),
+                       default=None, help=f"assumed {what}")
+    p.add_argument("--table", type=_epsilons, default=None,
+                   help="epsilons of the table, e.g. 0.5,1,2 (default 0.1,...,8)")
+    p.add_argument("--plot", default=None, help="write a plot of error against epsilon (PNG/SVG)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_plan)
+
+    r = subparsers.add_parser(
+        "report", help="a self-contained HTML report of a release for the analyst",
+        description="Post-processing of the release only: what it protects, every debiased "
+                    "statistic with its 95%% CI, degrees, communities, cut accuracy, citation.")
+    r.add_argument("file", help="a file written by 'dpgraph release' or PrivateGraph.save")
+    r.add_argument("-o", "--output", required=True, help="output HTML file")
+    r.add_argument("--title", default=None, help="title of the report (default: the file name)")
+    r.add_argument("--open", action="store_true", help="open the report in a web browser")
+    r.add_argument("--quiet", action="store_true", help="no progress messages")
+    r.set_defaults(func=_report)

@@ -1,0 +1,234 @@
+"""The accuracy planner: exact formulas, exact enumeration, simulated releases, the eps search."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import networkx as nx
+import numpy as np
+import pytest
+from scipy.stats import chi2
+
+import dpgraph
+from dpgraph import planner
+from dpgraph.cli import main
+from dpgraph.core import rr_probabilities
+
+
+def _exact_count_std(rows: int, eps: float) -> float:
+    """sqrt(rows p'(1-p')) / (1 - 2p') in exact rationals, p' the certified flip probability."""
+    p = rr_probabilities(eps).flip_fraction
+    var = Fraction(rows) * p * (1 - p) / (1 - 2 * p) ** 2
+    return math.sqrt(var)
+
+
+def _chi2_band_ok(samples: np.ndarray, sigma: float, alpha: float = 1e-3) -> bool:
+    """Sample variance consistent with sigma^2 at level alpha (two-sided chi-square band)."""
+    k = samples.size - 1
+    stat = k * samples.var(ddof=1) / sigma**2
+    return chi2.ppf(alpha / 2, k) <= stat <= chi2.ppf(1 - alpha / 2, k)
+
+
+def _graph_counts(G: nx.Graph) -> dict:
+    """m, W, C4, T and B = sum over edges of d_i d_j of a graph, exactly."""
+    A = nx.to_numpy_array(G, dtype=np.int64)
+    C = A @ A
+    iu = np.triu_indices(len(A), 1)
+    c = C[iu]
+    deg = A.sum(1)
+    W = int(np.sum(deg * (deg - 1) // 2))
+    return {
+        "m": G.number_of_edges(),
+        "W": W,
+        "C4": int(np.sum(c * (c - 1) // 2)) // 2,  # each 4-cycle has two diagonals
+        "T": sum(nx.triangles(G).values()) // 3,
+        "B": int(sum(deg[u] * deg[v] for u, v in G.edges())),
+    }
+
+
+# ----------------------------------------------------------------------------- exact formulas
+@pytest.mark.parametrize("eps", [0.05, 0.5, 1.0, 3.0, 12.0])
+@pytest.mark.parametrize("sides", [(1, 1), (3, 7), (100, 200), (2000, 2039)])
+def test_cut_std_matches_exact_formula(eps, sides):
+    got = planner.cut_std(4039, eps, sides)
+    assert got == pytest.approx(_exact_count_std(sides[0] * sides[1], eps), rel=1e-12)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_planned_stds_equal_the_release_error_bars(directed):
+    G = nx.gnp_random_graph(40, 0.2, seed=5, directed=directed)
+    R = dpgraph.release(G, epsilon=0.7, seed=1, directed=directed)
+    p = planner.plan(40, 0.7, directed=directed, sides=(5, 9))
+    assert p.stds["cut"] == pytest.approx(R.cut(range(5), range(5, 14)).std, rel=1e-12)
+    assert p.stds["edge_count"] == pytest.approx(R.edge_count().std, rel=1e-12)
+    others = [v for v in range(40) if v != 3]
+    assert p.stds["degree"] == pytest.approx(R.cut([3], others).std, rel=1e-12)  # 3's out-degree
+    N = 40 * 39 if directed else 40 * 39 // 2
+    assert p.stds["edge_count"] == pytest.approx(_exact_count_std(N, 0.7), rel=1e-12)
+    assert p.flip_probability == R.flip_probability
+
+
+def _enumerated_variances(G: nx.Graph, eps: float) -> tuple[float, float, float]:
+    """Exact Var T^, Var W^, Cov(T^, W^) by enumerating every release of a small graph."""
+    n = G.number_of_nodes()
+    pairs = list(itertools.combinations(range(n), 2))
+    x = np.array([1 if G.has_edge(i, j) else 0 for i, j in pairs])
+    p = float(rr_probabilities(eps).flip_fraction)
+    ys = np.array(list(itertools.product([0, 1], repeat=len(pairs))), dtype=float)
+    flips = ys != x
+    prob = np.prod(np.where(flips, p, 1 - p), axis=1)
+    Zv = (ys - p) / (1 - 2 * p)  # the debiased entry, E Z = x
+    Z = np.zeros((len(ys), n, n))
+    for k, (i, j) in enumerate(pairs):
+        Z[:, i, j] = Z[:, j, i] = Zv[:, k]
+    T = np.einsum("bij,bjk,bki->b", Z, Z, Z) / 6
+    rows = Z.sum(2)
+    W = 0.5 * (rows**2 - (Z**2).sum(2)).sum(1)
+    mT, mW = prob @ T, prob @ W
+    return prob @ (T - mT) ** 2, prob @ (W - mW) ** 2, prob @ ((T - mT) * (W - mW))
+
+
+@pytest.mark.parametrize("graph", ["path", "triangle_plus", "k4_minus", "cycle"])
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_triangle_and_transitivity_variance_by_exact_enumeration(graph, eps):
+    G = {
+        "path": nx.path_graph(6),
+        "triangle_plus": nx.Graph([(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (3, 5)]),
+        "k4_minus": nx.Graph([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 4), (4, 5), (3, 5)]),
+        "cycle": nx.cycle_graph(6),
+    }[graph]
+    G.add_nodes_from(range(6))
+    k = _graph_counts(G)
+    var_t, var_w, cov = _enumerated_variances(G, eps)
+    planned = planner.triangle_std(6, eps, k["m"], wedges=k["W"], four_cycles=k["C4"])
+    assert planned**2 == pytest.approx(var_t, rel=1e-9)
+    tau = 3 * k["T"] / k["W"]
+    c1, c2 = 3 / k["W"], -tau / k["W"]  # the linearisation of 3 T / W
+    lin = c1 * c1 * var_t + c2 * c2 * var_w + 2 * c1 * c2 * cov
+    planned_tau = planner.transitivity_std(6, eps, k["m"], tau, wedges=k["W"], four_cycles=k["C4"],
+                                           edge_degree_products=k["B"])
+    assert planned_tau**2 == pytest.approx(lin, rel=1e-9)
+
+
+# ----------------------------------------------------------------------------- simulation
+def _raw(est) -> float:
+    """The unprojected estimate (``raw`` when the estimate was clipped to its range)."""
+    raw = getattr(est, "raw", None)
+    return float(est.value if raw is None else raw)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_cut_edge_and_degree_std_against_simulated_releases(eps):
+    G = nx.barabasi_albert_graph(60, 3, seed=2)
+    S, T = list(range(20)), list(range(20, 50))
+    p = dpgraph.plan(60, eps, sides=(20, 30))  # the top-level name
+    sims = np.array([
+        (R.cut(S, T).value, _raw(R.edge_count()), R.cut([0], range(1, 60)).value)
+        for R in (dpgraph.release(G, epsilon=eps, seed=7000 + s) for s in range(400))
+    ])
+    for col, name in enumerate(("cut", "edge_count", "degree")):
+        assert _chi2_band_ok(sims[:, col], p.stds[name]), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", [1.0, 3.0])
+def test_triangle_and_transitivity_std_against_simulated_releases(eps):
+    G = nx.powerlaw_cluster_graph(50, 4, 0.6, seed=1)  # clustered: the linear term matters
+    k = _graph_counts(G)
+    tau = 3 * k["T"] / k["W"]
+    sims = np.array([(_raw(R.triangles()), _raw(R.transitivity()))
+                     for R in (dpgraph.release(G, epsilon=eps, seed=9000 + s) for s in range(600))])
+    s_t = planner.triangle_std(50, eps, k["m"], wedges=k["W"], four_cycles=k["C4"])
+    assert _chi2_band_ok(sims[:, 0], s_t)
+    if eps >= 3.0:  # the delta method is a large-signal approximation
+        s_tau = planner.transitivity_std(50, eps, k["m"], tau, wedges=k["W"], four_cycles=k["C4"],
+                                         edge_degree_products=k["B"])
+        assert _chi2_band_ok(sims[:, 1], s_tau)
+
+
+# ----------------------------------------------------------------------------- eps search
+@pytest.mark.parametrize("target", [1.0, 37.5, 135.0, 4000.0])
+def test_smallest_epsilon_is_minimal(target):
+    e = planner.smallest_epsilon(lambda eps: planner.cut_std(4039, eps, (100, 200)), target)
+    assert planner.cut_std(4039, e, (100, 200)) <= target
+    below = float(np.nextafter(e, 0))
+    assert planner.cut_std(4039, below, (100, 200)) > target
+
+
+def test_relative_error_target_and_triangle_target():
+    p = planner.plan(1000, sides=(50, 60), target_relative_error=0.05, cut=400)
+    assert p.stds["cut"] <= 0.05 * 400 < planner.cut_std(1000, float(np.nextafter(p.epsilon, 0)),
+                                                          (50, 60))
+    q = planner.plan(300, target_std=500.0, statistic="triangles", edges=3000)
+    assert q.stds["triangles"] <= 500.0
+    assert planner.triangle_std(300, float(np.nextafter(q.epsilon, 0)), 3000) > 500.0
+
+
+def test_unreachable_target_is_refused():
+    with pytest.raises(ValueError, match="target_std"):
+        planner.plan(4039, sides=(100, 200), target_std=1e-30)
+
+
+def test_table_is_monotone_and_plot_draws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    p = planner.plan(500, 1.0, sides=(10, 20), edges=2000, transitivity=0.2, cut=50)
+    rows = p.table([0.25, 0.5, 1, 2, 4])
+    for key in ("cut_std", "edge_count_std", "degree_std", "triangles_std", "transitivity_std"):
+        vals = [r[key] for r in rows]
+        assert all(a > b for a, b in zip(vals, vals[1:])), key
+    ax = p.plot()
+    assert len(ax.get_lines()) == 1 + 5  # the epsilon marker and one line per statistic
+
+
+# ----------------------------------------------------------------------------- validation and CLI
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(nodes=10, epsilon=1.0, sides=(6, 5)), "sides"),
+    (dict(nodes=10, epsilon=1.0, sides=(0, 5)), r"sides\[0\]"),
+    (dict(nodes=1, epsilon=1.0), "nodes"),
+    (dict(nodes=10, epsilon=-1.0), "epsilon"),
+    (dict(nodes=10), "epsilon"),
+    (dict(nodes=10, epsilon=1.0, target_std=2.0), "not both"),
+    (dict(nodes=10, target_std=-2.0), "target_std"),
+    (dict(nodes=10, target_relative_error=0.1), "assumed"),
+    (dict(nodes=10, epsilon=1.0, edges=100), "edges"),
+    (dict(nodes=10, epsilon=1.0, directed=True, edges=5, statistic="triangles",
+          target_std=None), None),
+])
+def test_plan_validates_inputs(kwargs, match):
+    if match is None:  # directed: triangles silently not planned, the rest is
+        assert "triangles" not in planner.plan(**kwargs).stds
+        return
+    with pytest.raises((ValueError, TypeError), match=match):
+        planner.plan(**kwargs)
+
+
+def test_cli_json_fields(capsys):
+    assert main(["plan", "--nodes", "4039", "--epsilon", "1", "--sides", "100,200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cut_std"] == pytest.approx(_exact_count_std(20000, 1.0), rel=1e-12)
+    assert main(["plan", "--nodes", "4039", "--sides", "100,200", "--target-std", "100",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    e = out["epsilon"]
+    assert planner.cut_std(4039, e, (100, 200)) <= 100 < planner.cut_std(
+        4039, float(np.nextafter(e, 0)), (100, 200))
+
+
+def test_cli_text_plot_and_errors(tmp_path, capsys):
+    png = tmp_path / "err.png"
+    assert main(["plan", "--nodes", "300", "--epsilon", "2", "--assumed-edges", "900",
+                 "--assumed-transitivity", "0.1", "--table", "1,2", "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "std of triangles" in out and png.stat().st_size > 1000
+    assert main(["plan", "--nodes", "10", "--epsilon", "1", "--sides", "6,5"]) == 2
+    assert "--sides" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["plan", "--nodes", "10", "--epsilon", "1", "--sides", "0,5"])
+    assert "--sides" in capsys.readouterr().err
+    assert main(["plan", "--nodes", "10"]) == 2
+    assert "--epsilon" in capsys.readouterr().err

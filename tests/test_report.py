@@ -1,0 +1,226 @@
+"""The release report: valid, self-contained HTML, honest flags, renders in a browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import warnings
+
+import html5lib
+import networkx as nx
+import numpy as np
+import pytest
+
+import dpgraph
+from dpgraph.cli import main
+from dpgraph.core import Estimate
+from dpgraph.planner import cut_std
+from dpgraph.report import build_report, detectability, render_report, report_context, resolution
+
+_URL = re.compile(r"^\s*(https?:)?//", re.I)
+_NS = "{http://www.w3.org/1999/xhtml}"
+
+
+def _release(G, eps, seed=0, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpgraph.release(G, epsilon=eps, seed=seed, **kw)
+
+
+@pytest.fixture(scope="module")
+def sbm_release():
+    G = nx.stochastic_block_model([60, 60, 60], [[0.3, 0.02, 0.02], [0.02, 0.3, 0.02],
+                                                 [0.02, 0.02, 0.3]], seed=4)
+    return _release(nx.Graph(G), 3.0, seed=2)
+
+
+@pytest.fixture(scope="module")
+def sbm_ctx(sbm_release):
+    return report_context(sbm_release, title="three blocks")
+
+
+@pytest.fixture(scope="module")
+def sbm_page(sbm_ctx):
+    return render_report(sbm_ctx)
+
+
+def _parse(page: str):
+    return html5lib.HTMLParser(strict=True).parse(page)  # raises on any parse error
+
+
+def _external_references(tree) -> list[str]:
+    bad = []
+    for el in tree.iter():
+        for name, value in el.attrib.items():
+            local = name.split("}")[-1] if isinstance(name, str) else name[1]
+            if local in ("src", "href", "srcset", "data", "action", "poster") and _URL.match(value):
+                bad.append(f"{el.tag} {local}={value}")
+        if isinstance(el.tag, str) and el.tag.endswith("style") and el.text:
+            if "@import" in el.text or re.search(r"url\(\s*['\"]?(https?:)?//", el.text):
+                bad.append("style fetches a resource")
+        if isinstance(el.tag, str) and el.tag in (f"{_NS}script", f"{_NS}link", f"{_NS}iframe"):
+            bad.append(el.tag)
+    return bad
+
+
+def test_page_parses_and_is_self_contained(sbm_ctx, sbm_page):
+    tree = _parse(sbm_page)
+    assert _external_references(tree) == []
+    svgs = [el for el in tree.iter() if el.tag == "{http://www.w3.org/2000/svg}svg"]
+    assert len(svgs) == 2 + bool(sbm_ctx["communities"]["svg"])  # degrees, planner, spectrum
+
+
+def test_external_reference_check_can_fail():
+    page = ('<!DOCTYPE html><html><head><title>x</title><style>@import "a.css";</style></head>'
+            '<body><img src="https://example.org/a.png" alt=""></body></html>')
+    assert len(_external_references(_parse(page))) == 2
+
+
+def test_page_states_protection_statistics_and_cut_accuracy(sbm_release, sbm_ctx, sbm_page):
+    R = sbm_release
+    assert f"{R.flip_probability:.6g}" in sbm_page
+    assert "per vertex pair" in sbm_page and "seed" in sbm_page
+    e = R.edge_count()
+    lo, hi = e.ci(0.95)
+    text = re.sub(r"<[^>]+>", " ", sbm_page)
+    assert "edges" in text and "95% interval" in text
+    ctx = sbm_ctx
+    row = next(r for r in ctx["statistics"] if r["name"] == "edges")
+    assert row["resolved"] is True and row["exact"] is True
+    assert row["ci"] == f"[{lo:,.0f}, {hi:,.0f}]"
+    cut = next(r for r in ctx["cut_table"] if r["sides"] == "10 x 10")
+    assert float(cut["std"]) == pytest.approx(cut_std(180, R.epsilon, (10, 10)), rel=1e-3)
+    assert ctx["communities"]["detected"] is True  # three strong blocks at eps = 3
+    assert "How to cite" in sbm_page and "Minimax Distortion" in sbm_page
+
+
+def test_unresolvable_statistics_are_flagged():
+    R = _release(nx.gnp_random_graph(40, 0.1, seed=1), 0.05)
+    ctx = report_context(R)
+    rows = {r["name"]: r for r in ctx["statistics"]}
+    assert rows["triangles"]["resolved"] is False  # std far above C(40, 3)
+    assert "triangles" in ctx["unresolved"]
+    page = render_report(ctx)
+    assert "cannot resolve at this" in page
+    _parse(page)
+
+
+def test_noise_is_not_reported_as_community_structure():
+    R = _release(nx.gnp_random_graph(150, 0.1, seed=1), 1.0, seed=1)  # G(n, p): no communities
+    ctx = report_context(R)
+    assert ctx["communities"]["detected"] is False
+    assert "No community structure resolvable" in render_report(ctx)
+
+
+def test_directed_release_report():
+    R = _release(nx.gnp_random_graph(50, 0.1, seed=2, directed=True), 1.0, directed=True)
+    page = build_report(R)
+    _parse(page)
+    assert "undirected releases only" in page
+
+
+def test_flags_prefer_the_estimators_own_and_fall_back_to_std_vs_range():
+    class Flagged(Estimate):
+        resolved = False
+
+    assert resolution(Flagged(0.5, 0.01, feasible_range=(0.0, 1.0))).resolved is False
+    assert resolution(Flagged(0.5, 0.01, feasible_range=(0.0, 1.0))).source == "the estimator's flag"
+    assert resolution(Estimate(0.5, 1.01, feasible_range=(0.0, 1.0))).resolved is False
+    assert resolution(Estimate(0.5, 0.99, feasible_range=(0.0, 1.0))).resolved is True
+    assert resolution(Estimate(0.5, float("nan"), feasible_range=(0.0, 1.0))).resolved is None
+
+    class Comm:
+        eigenvalues = np.array([10.0, 6.0, 1.0])
+        noise_edge = 5.0
+        modularity = Estimate(0.3, 0.01, feasible_range=(-0.5, 1.0))
+
+    assert detectability(Comm()).detected is True and detectability(Comm()).structural == 1
+    Comm.modularity = Estimate(0.01, 0.1, feasible_range=(-0.5, 1.0))
+    assert detectability(Comm()).detected is False
+    Comm.resolvable = True  # the result's own detectability test wins
+    assert detectability(Comm()).source == "the method's detectability test" and detectability(Comm()).detected
+
+
+@pytest.mark.slow
+def test_report_depends_on_the_release_only(sbm_release, sbm_ctx, tmp_path):
+    path = tmp_path / "g.dpg"
+    sbm_release.save(path)
+    a, b = sbm_ctx, report_context(dpgraph.load(path))
+    for key in ("statistics", "cut_table", "eps_table", "flip", "realized", "released_edges"):
+        assert a[key] == b[key], key
+
+
+@pytest.mark.slow
+def test_cli_report_writes_and_opens(sbm_release, tmp_path, monkeypatch, capsys):
+    path = tmp_path / "g.dpg"
+    sbm_release.save(path)
+    opened = []
+    monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(out), "--open"]) == 0
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert opened == [out.resolve().as_uri()]
+    assert "triangles" in capsys.readouterr().err  # progress on the slow steps
+    assert main(["report", str(tmp_path / "missing.dpg"), "-o", str(out)]) == 2
+    assert "no such release file" in capsys.readouterr().err
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_chromium() is None,
+                    reason="Chromium is not installed (Debian: apt-get install -y chromium)")
+def test_report_renders_in_headless_chromium(sbm_page, tmp_path):
+    from matplotlib.image import imread
+
+    page = tmp_path / "r.html"
+    page.write_text(sbm_page, encoding="utf-8")
+    png = tmp_path / "shot.png"
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1100,2400",
+           f"--screenshot={png}", page.as_uri()]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    img = imread(png)[..., :3]
+    assert img.shape[:2] == (2400, 1100)
+    gray = img.mean(axis=2)
+    assert gray.std() > 0.05  # not a blank page
+    assert (gray < 0.5).mean() > 0.01  # text and figures drawn in dark ink
+    header = img[5:40, 50:1000]  # the coloured title bar rendered from the inline CSS
+    assert np.abs(header[..., 2] - header[..., 0]).mean() > 0.2
+
+
+def test_degree_band_is_read_from_the_distribution_and_drawn():
+    from dpgraph.report import figures
+    from dpgraph.report.flags import distribution_band
+
+    class Banded(np.ndarray):  # the shape of a histogram that carries its band
+        pass
+
+    h = np.array([0.1, 0.4, 0.3, 0.2])
+    d = h.view(Banded)
+    d.lower, d.upper = h * 0.5, np.minimum(h * 1.5, 1.0)
+    got, band = distribution_band(d)
+    assert np.array_equal(got, h) and np.array_equal(band[0], h * 0.5)
+    assert distribution_band(h)[1] is None
+    d.lower = h[:2]  # a band of the wrong length is not used
+    assert distribution_band(d)[1] is None
+    released = np.array([1, 2, 2, 3])
+    with_band = figures.degree_figure(h, (h * 0.5, h * 1.5), released, 1.0)
+    assert "uncertainty band" in with_band
+    assert "uncertainty band" not in figures.degree_figure(h, None, released, 1.0)
+
+
+def test_subsampled_release_uses_its_own_channel():
+    from dpgraph.core import count_estimate
+
+    R = _release(nx.gnp_random_graph(120, 0.05, seed=3), 1.0, keep=0.3)
+    ctx = report_context(R)
+    row = next(r for r in ctx["cut_table"] if r["sides"] == "10 x 10")
+    assert float(row["std"]) == pytest.approx(count_estimate(0.0, 100.0, R.channel).std, rel=1e-3)
+    assert float(row["std"]) != pytest.approx(cut_std(120, 1.0, (10, 10)), rel=1e-2)
+    page = render_report(ctx)
+    assert "subsampled release" in page
+    _parse(page)
