@@ -275,7 +275,7 @@ def test_communities_planted_partition():
     assert nmi(truth, res.labels(range(180))) > 0.8
     assert res.k >= 3
     assert len(res.eigenvalues) and res.noise_edge > 0
-    alt = R.communities(method="synth-louvain")
+    alt = R.communities(method="spectral")
     assert nmi(truth, alt.labels(range(180))) > 0.8
 
 
@@ -329,8 +329,8 @@ def test_communities_and_synthesize_validate_their_arguments():
         R.communities(max_communities=0)
     with pytest.raises(TypeError, match="max_communities"):
         R.communities(max_communities=2.5)
-    with pytest.raises(ValueError, match="refine"):
-        R.communities(refine=-1)
+    with pytest.raises(ValueError, match="holdout"):
+        R.communities(holdout=1.0)
     with pytest.raises(ValueError, match="seed"):
         R.communities(seed=-1)
     with pytest.raises(ValueError, match="seed"):

@@ -1,19 +1,16 @@
-"""The peers benchmark: metric helpers and the --quick run end to end."""
+"""The peers benchmark: metric helpers, published figures, unclipped scoring, the --quick run."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import json
-import os
-from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from dpgraph.experiments import peers
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
 def test_nmi_ari_known_values():
@@ -31,26 +28,71 @@ def test_degree_kl_and_sequence():
     h = np.bincount(deg, minlength=4) / 4
     assert peers.degree_kl(deg, h) < 5e-3
     assert peers.degree_kl(deg, np.array([1.0, 0, 0, 0])) > 2.0
-    seq = peers._sequence_from_hist(h, 4)
+    seq = peers.sequence_from_hist(h, 4)
     assert sorted(seq.tolist()) == [1, 1, 2, 3]
 
 
-def test_published_figures_parse():
+def test_published_figures_are_package_data():
     pub = peers.published_figures()
-    if not pub:
-        pytest.skip("shared/reference/sok-facebook not present")
-    assert pub["transitivity_err"][1.0]["PrivGraph"] == pytest.approx(0.23542728832718754)
     assert set(pub) == set(peers.SOK_FILES)
+    assert pub["transitivity_err"][1.0]["PrivGraph"] == pytest.approx(0.23542728832718754)
+    assert pub["nmi"][2.0]["DER"] == pytest.approx(0.536, abs=5e-4)
+    for metric in pub.values():
+        assert {0.5, 1.0, 2.0}.issubset(metric)
+
+
+def _karate_truth():
+    G = peers.load_graph("karate")
+    from dpgraph.experiments.peers.bench import _truth
+
+    return G, _truth(G, "karate", None)
+
+
+def test_score_method_never_clips_the_reported_modularity():
+    """A reported modularity of 3.0 (outside [-1/2, 1]) is scored as 3.0: the error is
+    3.0 - truth, not 1.0 - truth as it would be after clipping."""
+    G, truth = _karate_truth()
+    m = peers.graph_metrics(G, truth["nodes"])
+    m["modularity"] = 3.0
+    m["reported_modularity_of_partition"] = 3.0
+    row = peers.score_method(G, truth, "dpgraph", m, 1.0, 0)
+    assert row["modularity_err"] == pytest.approx(3.0 - truth["modularity"])
+    q_true = nx.community.modularity(G, m["partition"])
+    assert row["partition_true_modularity"] == pytest.approx(q_true)
+    assert row["modularity_reported_err"] == pytest.approx(3.0 - q_true)
+    m["modularity"] = m["reported_modularity_of_partition"] = -4.0
+    row = peers.score_method(G, truth, "dpgraph", m, 1.0, 0)
+    assert row["modularity_err"] == pytest.approx(4.0 + truth["modularity"])
+
+
+def test_harness_scores_the_estimators_unclipped(tmp_path, monkeypatch):
+    """End to end through run(): whatever R.communities() reports reaches the table as is."""
+    from dpgraph.core.estimators import Estimate
+    from dpgraph.graph.analytics import Communities
+    from dpgraph.graph.private import PrivateGraph
+
+    def fake(self, *args, **kwargs):
+        return Communities([frozenset(self.nodes)], Estimate(2.5, 0.1), True)
+
+    monkeypatch.setattr(PrivateGraph, "communities", fake)
+    res = peers.run(tmp_path, dataset="karate", epsilons=(2.0,), releases=1,
+                    coverage_releases=0, progress=False, print_fn=lambda s: None,
+                    methods=("dpgraph",))
+    row = res["rows"][0]
+    truth_q = res["meta"]["true"]["modularity"]
+    assert row["modularity_err"] == pytest.approx(2.5 - truth_q)
+    # one community: true modularity 0, so the reported error is 2.5
+    assert row["modularity_reported_err"] == pytest.approx(2.5)
+
+
+def test_datasets_cover_real_and_zoo_graphs():
+    assert {"facebook", "email-eu-core", "zoo-sbm", "zoo-powerlaw", "zoo-tree"} <= set(peers.DATASETS)
+    with pytest.raises(ValueError, match="dataset"):
+        peers.load_graph("nope")
 
 
 @pytest.mark.slow
-def test_quick_end_to_end(tmp_path, monkeypatch):
-    if not os.environ.get("DPGRAPH_DATA_DIR") and DATA.is_dir():
-        monkeypatch.setenv("DPGRAPH_DATA_DIR", str(DATA))
-    from dpgraph import datasets
-
-    if not os.environ.get("DPGRAPH_DATA_DIR") and not datasets.available("facebook"):
-        pytest.skip("ego-Facebook not available offline (and DPGRAPH_DATA_DIR unset)")
+def test_quick_end_to_end(tmp_path):
     p = argparse.ArgumentParser(prog="dpgraph experiment")
     peers.register(p.add_subparsers(dest="experiment"))
     args = p.parse_args(["peers", "--out", str(tmp_path), "--quick", "--no-progress"])
