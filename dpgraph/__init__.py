@@ -19,7 +19,7 @@ from .graph.signing import generate_signing_key
 from .ledger import PrivacyLedger
 from .planner import plan  # accuracy of a release from public quantities
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "core",

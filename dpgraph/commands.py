@@ -164,7 +164,12 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"\n{inside} of {len(queries)} true cuts lie inside their 95% intervals. "
           f"The released graph itself has {R.number_of_edges():,} edges vs {G.number_of_edges():,} "
           "true ones: raw counts are biased, the estimates are not.")
-    (out := Path(args.out)).mkdir(parents=True, exist_ok=True)
+    if args.out is None:
+        import tempfile
+
+        out = Path(tempfile.mkdtemp(prefix="dpgraph-demo-"))
+    else:
+        (out := Path(args.out)).mkdir(parents=True, exist_ok=True)
     png = out / "dpgraph-demo.png"
     _demo_plot(png, queries, est, truth, name.split(" (")[0], R.epsilon)
     print(f"plot: {png}")
@@ -347,6 +352,21 @@ def _seed(text: str) -> int:
     return value
 
 
+def _positive_count(name: str) -> Any:
+    """An argparse type for integers >= 1 whose errors name the option."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
+        return value
+
+    return parse
+
+
 def _level(text: str) -> float:
     try:
         value = float(text)
@@ -371,12 +391,14 @@ def register_commands(subparsers: Any) -> None:
     d = subparsers.add_parser(
         "demo", help="release a graph and answer cut queries with error bars (offline)",
         description="Release ego-Facebook (when present locally) or a built-in graph, answer a few "
-                    "cut queries with 95%% confidence intervals and write a plot.")
+                    "cut queries with 95% confidence intervals and write a plot.")
     d.add_argument("--epsilon", type=_positive_float, default=1.0, help="privacy parameter (default 1)")
     d.add_argument("--seed", type=_seed, default=None,
                    help="reproducible stream for the demo (default: secure randomness)")
-    d.add_argument("--queries", type=int, default=6, help="number of cut queries (default 6)")
-    d.add_argument("--out", default=".", help="directory for dpgraph-demo.png (default .)")
+    d.add_argument("--queries", type=_positive_count("--queries"), default=6,
+                   help="number of cut queries, at least 1 (default 6)")
+    d.add_argument("--out", default=None,
+                   help="directory for dpgraph-demo.png (default: a new temporary folder, printed)")
     d.add_argument("--save", default=None, help="also save the release to this file")
     d.add_argument("--builtin", action="store_true", help="use the built-in graph even if ego-Facebook is present")
     d.set_defaults(func=_demo)

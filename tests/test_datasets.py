@@ -9,6 +9,7 @@ import os
 import zipfile
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 from _data import data_missing
@@ -239,3 +240,23 @@ def test_movielens_100k():
     assert np.unique(r.user).size == 943 and np.unique(r.item).size == 1682
     assert r.rating.min() == 1 and r.rating.max() == 5
     assert r.rating.dtype == np.int64
+
+
+@pytest.mark.skipif(data_missing("email-eu-core"), reason="email-Eu-core not present")
+def test_email_eu_core_counts_and_departments():
+    G, dept = datasets.email_eu_core(departments=True)
+    assert datasets.email_eu_core().number_of_edges() == 16064
+    assert not G.is_directed()
+    assert (G.number_of_nodes(), G.number_of_edges()) == (1005, 16064)
+    assert sum(1 for v in G if G.degree(v) == 0) == 19
+    assert set(dept) == set(G.nodes()) and len(set(dept.values())) == 42
+    assert nx.number_of_selfloops(G) == 0
+
+
+def test_http_download_failure_names_the_file(isolated, monkeypatch):
+    # an address nothing listens on: the loader must explain where to put the file
+    _register(monkeypatch, "toy", filename="toy.txt", url="http://127.0.0.1:9/toy.txt",
+              sha256="0" * 64)
+    with pytest.raises(datasets.DatasetNotFoundError, match="toy.txt.*DPGRAPH_DATA_DIR"):
+        datasets.fetch("toy", timeout=5)
+    assert list(datasets.cache_dir().iterdir()) == []

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.stats
 
 from ..core.randomness import resolve_random
 from ..validation import check_epsilon
@@ -97,11 +98,6 @@ def tmf_threshold(n_pairs: float, m_tilde: float, eps_cells: float) -> float:
     if eps_cells < eps_t:
         return float(np.log(ratio - 1.0) / (2.0 * eps_cells))
     return float(np.log(ratio / 2.0 + (np.exp(eps_cells) - 1.0) / 2.0) / eps_cells)
-
-
-def _laplace_sf(x: float, scale: float) -> float:
-    """P(Lap(scale) > x)."""
-    return 0.5 * np.exp(-x / scale) if x >= 0 else 1.0 - 0.5 * np.exp(x / scale)
 
 
 def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
@@ -182,7 +178,7 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
         trace = {"passing_edges": int(keep_e.sum()), "filled_non_edges": int(max(n0, 0))}
         return TmFResult(_to_graph(enc, codes), m_tilde, float(theta), eps1, eps2), trace
     # non-edges: how many pass, where, and their (memoryless) noisy values
-    q0 = _laplace_sf(theta, 1.0 / eps1) if np.isfinite(theta) else 0.0
+    q0 = float(scipy.stats.laplace.sf(theta, scale=1.0 / eps1)) if np.isfinite(theta) else 0.0
     k0 = int(rng.binomial(N - m, q0)) if N > m else 0
     k0 = min(k0, N - m)
     # only the j = min(k0, m~) largest passing non-edges can reach the output

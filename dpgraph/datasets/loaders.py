@@ -1,367 +1,32 @@
-"""Real datasets: where to find them, how to verify them, how to load them fast.
+"""Parsing and loading: SNAP edge lists and MovieLens-style ratings, vectorized.
 
-Data files are never shipped with dpgraph.  :func:`fetch` looks for a file, in
-order, in
-
-1. the directory named by the environment variable ``DPGRAPH_DATA_DIR``;
-2. the user cache directory, ``$XDG_CACHE_HOME/dpgraph`` or ``~/.cache/dpgraph``;
-3. the publisher's address, downloaded into the cache directory.
-
-Every file is checked against its published SHA-256 before use.  When the
-download fails (no network, say) the error names the file, the address to get
-it from and the directories to put it in.
-
-Registered datasets (see ``datasets/README.md`` for provenance and licences):
-
-``"facebook"``
-    SNAP ego-Facebook (McAuley & Leskovec 2012), ``facebook_combined.txt.gz``,
-    4039 nodes, 88234 undirected edges.  Loader: :func:`facebook`.
-``"movielens-100k"``
-    MovieLens 100K ratings (``u.data`` of ``ml-100k.zip``, stored gzipped as
-    ``ml-100k-u.data.gz``), 100000 ratings 1..5 by 943 users of 1682 movies.
-    Its licence forbids redistribution.  Loader: :func:`movielens_100k`.  In
-    dpgraph's experiments it stands in for the Netflix ratings of the paper.
-``"email-eu-core"``, ``"email-eu-core-departments"``
-    SNAP email-Eu-core (Leskovec, Kleinberg & Faloutsos 2007; Yin et al. 2017),
-    1005 nodes, 25571 directed edges, with each node's department (42
-    departments).  Loader: :func:`email_eu_core`.
-
-Parsing is vectorized: whole files are tokenized with numpy, and malformed
-lines are reported by line number without echoing their content (a data file
-may be private).
+Whole files are tokenized with numpy, and malformed lines are reported by line
+number without echoing their content (a data file may be private).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gzip
-import hashlib
-import io
 import os
-import shutil
-import tempfile
-import urllib.error
-import urllib.request
-import zipfile
 from pathlib import Path
 from typing import Any, Union
 
 import numpy as np
 
+from .registry import REGISTRY, available, fetch
+
 __all__ = [
-    "REGISTRY",
-    "DatasetInfo",
-    "DatasetNotFoundError",
     "Ratings",
-    "available",
-    "cache_dir",
     "email_eu_core",
     "facebook",
-    "fetch",
-    "locate",
     "movielens_100k",
     "read_ratings",
-    "search_dirs",
     "snap_edgelist",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-
-@dataclasses.dataclass(frozen=True)
-class DatasetInfo:
-    """Provenance of one registered dataset.
-
-    Attributes
-    ----------
-    name : str
-        Registry key, e.g. ``"facebook"``.
-    filename : str
-        File name looked for in the data and cache directories.
-    url : str
-        Publisher's address.
-    sha256 : str
-        Expected SHA-256 (hex) of the file, or of its decompressed content when
-        ``checksum_of == "uncompressed"``.
-    checksum_of : str
-        ``"file"`` (hash of the stored bytes) or ``"uncompressed"`` (hash after
-        gzip decompression).
-    archive_member : str or None
-        When the publisher serves a zip archive, the member to extract; it is
-        stored gzipped under ``filename``.
-    description : str
-        One line for humans.
-    """
-
-    name: str
-    filename: str
-    url: str
-    sha256: str
-    checksum_of: str = "file"
-    archive_member: str | None = None
-    description: str = ""
-
-
-REGISTRY: dict[str, DatasetInfo] = {
-    "facebook": DatasetInfo(
-        name="facebook",
-        filename="facebook_combined.txt.gz",
-        url="https://snap.stanford.edu/data/facebook_combined.txt.gz",
-        sha256="125e84db872eeba443d270c70315c256b0af43a502fcfe51f50621166ad035d7",
-        checksum_of="file",
-        description="SNAP ego-Facebook, 4039 nodes, 88234 edges (McAuley & Leskovec 2012)",
-    ),
-    "movielens-100k": DatasetInfo(
-        name="movielens-100k",
-        filename="ml-100k-u.data.gz",
-        url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
-        sha256="06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
-        checksum_of="uncompressed",
-        archive_member="ml-100k/u.data",
-        description="MovieLens 100K ratings u.data (GroupLens; no redistribution)",
-    ),
-    "email-eu-core": DatasetInfo(
-        name="email-eu-core",
-        filename="email-Eu-core.txt.gz",
-        url="https://snap.stanford.edu/data/email-Eu-core.txt.gz",
-        sha256="b3860350fb09d27183f3e2298ef6348d1796523cc30bed99fc388b193f1820d1",
-        checksum_of="file",
-        description="SNAP email-Eu-core, 1005 nodes, 25571 directed edges",
-    ),
-    "email-eu-core-departments": DatasetInfo(
-        name="email-eu-core-departments",
-        filename="email-Eu-core-department-labels.txt.gz",
-        url="https://snap.stanford.edu/data/email-Eu-core-department-labels.txt.gz",
-        sha256="02af09ed2003de5fc8a81cdf3b67760e3ed0caab485e51eb8688a69006cfa2f4",
-        checksum_of="file",
-        description="department (0..41) of each email-Eu-core node",
-    ),
-}
-
-
-class DatasetNotFoundError(FileNotFoundError):
-    """A dataset is neither present locally nor downloadable."""
-
-
-# --------------------------------------------------------------------------- locations
-
-
-def cache_dir() -> Path:
-    """Return the user cache directory for dpgraph data (not created here).
-
-    ``$XDG_CACHE_HOME/dpgraph`` when ``XDG_CACHE_HOME`` is set, else
-    ``~/.cache/dpgraph``.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Examples
-    --------
-    >>> cache_dir().name
-    'dpgraph'
-    """
-    base = os.environ.get("XDG_CACHE_HOME")
-    root = Path(base) if base else Path.home() / ".cache"
-    return root / "dpgraph"
-
-
-def search_dirs() -> list[Path]:
-    """Return the local directories searched for data files, in order.
-
-    Returns
-    -------
-    list of pathlib.Path
-        ``$DPGRAPH_DATA_DIR`` (if set) then :func:`cache_dir`.
-
-    Examples
-    --------
-    >>> search_dirs()[-1] == cache_dir()
-    True
-    """
-    dirs = []
-    env = os.environ.get("DPGRAPH_DATA_DIR")
-    if env:
-        dirs.append(Path(env).expanduser())
-    dirs.append(cache_dir())
-    return dirs
-
-
-def _info(name: str) -> DatasetInfo:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str naming a dataset, got {type(name).__name__}")
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(REGISTRY))
-        raise ValueError(f"unknown dataset name {name!r}; known datasets: {known}") from None
-
-
-def locate(name: str) -> Path | None:
-    """Return the local path of a registered dataset, or None (no download, no hashing).
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`REGISTRY`.
-
-    Returns
-    -------
-    pathlib.Path or None
-
-    Examples
-    --------
-    >>> locate("facebook") is None or locate("facebook").name == "facebook_combined.txt.gz"
-    True
-    """
-    info = _info(name)
-    for d in search_dirs():
-        p = d / info.filename
-        if p.is_file():
-            return p
-    return None
-
-
-def available(name: str) -> bool:
-    """Tell whether a registered dataset is present locally (never downloads).
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`REGISTRY`, e.g. ``"facebook"`` or ``"movielens-100k"``.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> isinstance(available("movielens-100k"), bool)
-    True
-    """
-    return locate(name) is not None
-
-
-# --------------------------------------------------------------------------- checksums
-
-
-def _sha256_of(path: Path, uncompressed: bool) -> str:
-    h = hashlib.sha256()
-    opener = gzip.open if uncompressed else open
-    with opener(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _verify(path: Path, info: DatasetInfo) -> None:
-    try:
-        digest = _sha256_of(path, info.checksum_of == "uncompressed")
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise ValueError(
-            f"dataset file {path} could not be read ({type(exc).__name__}); "
-            f"replace it with a fresh copy of {info.url}"
-        ) from None
-    if digest != info.sha256:
-        what = "decompressed content" if info.checksum_of == "uncompressed" else "file"
-        raise ValueError(
-            f"dataset file {path} does not match the published checksum "
-            f"(sha256 of the {what} is {digest}, expected {info.sha256}); "
-            f"replace it with a fresh copy of {info.url}"
-        )
-
-
-def _not_found_message(info: DatasetInfo, reason: str) -> str:
-    dirs = " or ".join(str(d) for d in search_dirs())
-    how = f"the file {info.filename!r}"
-    if info.archive_member:
-        how += f" (the member {info.archive_member} of {info.url}, gzip-compressed)"
-    else:
-        how += f" (from {info.url})"
-    return (
-        f"dataset {info.name!r} is not available locally and could not be downloaded "
-        f"({reason}). Put {how} into {dirs}, or set DPGRAPH_DATA_DIR to the folder "
-        f"that holds it."
-    )
-
-
-def _download(info: DatasetInfo, url: str, timeout: float) -> Path:
-    target_dir = cache_dir()
-    try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            payload = resp.read()
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        raise DatasetNotFoundError(_not_found_message(info, f"download failed: {reason}")) from None
-    if info.archive_member:
-        try:
-            with zipfile.ZipFile(io.BytesIO(payload)) as zf:
-                member = zf.read(info.archive_member)
-        except (zipfile.BadZipFile, KeyError) as exc:
-            raise DatasetNotFoundError(
-                _not_found_message(info, f"downloaded archive is unusable: {exc}")
-            ) from None
-        payload = gzip.compress(member, mtime=0)
-    fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".download-", suffix=info.filename)
-    tmp_path = Path(tmp)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        _verify(tmp_path, info)
-        final = target_dir / info.filename
-        shutil.move(str(tmp_path), final)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
-    return final
-
-
-def fetch(name: str, *, download: bool = True, verify: bool = True, timeout: float = 60.0) -> Path:
-    """Return the local path of a registered dataset, downloading it if needed.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`REGISTRY`.
-    download : bool, default True
-        Try the publisher's address when the file is not found locally.
-    verify : bool, default True
-        Check the file against its published SHA-256.
-    timeout : float, default 60
-        Download timeout in seconds.
-
-    Returns
-    -------
-    pathlib.Path
-        Path of the verified file.
-
-    Raises
-    ------
-    ValueError
-        Unknown ``name``, or a local file that fails its checksum.
-    DatasetNotFoundError
-        Not present locally and not downloadable; the message says where to put it.
-
-    Examples
-    --------
-    >>> p = fetch("facebook", download=False) if available("facebook") else None
-    >>> p is None or p.name == "facebook_combined.txt.gz"
-    True
-    """
-    info = _info(name)
-    path = locate(name)
-    if path is None:
-        if not download:
-            raise DatasetNotFoundError(_not_found_message(info, "download=False"))
-        path = _download(info, info.url, timeout)  # _download always verifies
-        return path
-    if verify:
-        _verify(path, info)
-    return path
-
-
-# --------------------------------------------------------------------------- parsing
 
 _WS = np.zeros(256, dtype=bool)
 _WS[[9, 10, 11, 12, 13, 32]] = True  # exactly the bytes that bytes.split() splits on
@@ -559,16 +224,18 @@ def facebook() -> Any:
 def email_eu_core(departments: bool = False) -> Any:
     """Load SNAP email-Eu-core as an undirected ``networkx.Graph``.
 
-    1005 nodes (ids 0..1004, every node of the department file, isolated ones
-    included); the directed e-mails become undirected edges and self-loops are
-    dropped (16064 edges).  Cite Leskovec, Kleinberg & Faloutsos, "Graph
+    Emails within a European research institution: 1005 nodes (every node of
+    the department file, the 19 isolated ones included), 16064 undirected
+    edges once direction, self-loops and duplicates are dropped.  The 42
+    departments are the ground-truth communities.  Both files are checked
+    against their SHA-256.  Cite Leskovec, Kleinberg & Faloutsos, "Graph
     evolution: densification and shrinking diameters", TKDD 2007, and Yin,
     Benson, Leskovec & Gleich, "Local higher-order graph clustering", KDD 2017.
 
     Parameters
     ----------
     departments : bool, default False
-        Also return the ground-truth department of every node.
+        Also return the department of every node.
 
     Returns
     -------
@@ -582,21 +249,22 @@ def email_eu_core(departments: bool = False) -> Any:
 
     Examples
     --------
-    >>> G, dep = email_eu_core(departments=True)  # doctest: +SKIP
-    >>> G.number_of_nodes(), len(set(dep.values()))  # doctest: +SKIP
-    (1005, 42)
+    >>> if available("email-eu-core") and available("email-eu-core-departments"):
+    ...     G, dept = email_eu_core(departments=True)
+    ...     assert (G.number_of_nodes(), G.number_of_edges(), len(set(dept.values()))) == (1005, 16064, 42)
     """
     import networkx as nx
 
-    D = snap_edgelist("email-eu-core", self_loops="drop")
-    path, label = _resolve_source("email-eu-core-departments", "departments")
-    table, _ = _parse_int_table(_read_bytes(path), (2,), label)
+    if not isinstance(departments, (bool, np.bool_)):
+        raise TypeError(f"departments must be a bool, got {type(departments).__name__}")
+    D = snap_edgelist("email-eu-core", directed=True, self_loops="drop")
+    path = fetch("email-eu-core-departments")
+    table, _ = _parse_int_table(_read_bytes(path), 2, path.name)
+    labels = {int(v): int(d) for v, d in table.tolist()}
     G = nx.Graph(name="SNAP email-Eu-core (undirected)")
-    G.add_nodes_from(sorted(set(table[:, 0].tolist()) | set(D.nodes())))
+    G.add_nodes_from(sorted(set(labels) | set(D.nodes())))
     G.add_edges_from(D.edges())
-    if not departments:
-        return G
-    return G, {int(u): int(d) for u, d in table.tolist()}
+    return (G, labels) if departments else G
 
 
 # --------------------------------------------------------------------------- ratings
