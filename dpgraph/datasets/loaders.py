@@ -14,7 +14,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .registry import REGISTRY, available, fetch
+from .registry import REGISTRY, available, fetch  # noqa: F401 (available: used by the doctests)
 
 __all__ = [
     "Ratings",

@@ -53,7 +53,7 @@ from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["IOMixin", "load", "MAGIC", "FORMAT_VERSION"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "load"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
