@@ -13,8 +13,7 @@ the command line on top.
 from . import bounds, core, datasets
 from .core import Estimate
 from .exceptions import BudgetExceededError, SeededReleaseWarning
-from .graph import PrivateGraph, release
-from .graph.io import load
+from .graph import PrivateGraph, load, release
 from .graph.signing import generate_signing_key
 from .ledger import PrivacyLedger
 from .planner import plan  # accuracy of a release from public quantities

@@ -276,7 +276,7 @@ def _public_nodes(spec: str) -> list:
 
 # --------------------------------------------------------------------------- cut
 def _cut(args: argparse.Namespace) -> int:
-    from .graph.io import load
+    from .graph import load
 
     verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key")
     R = load(args.file, verify_key=verify)

@@ -15,9 +15,8 @@ import pytest
 from _data import data_missing
 
 import dpgraph
-from dpgraph import commands
+from dpgraph import commands, load
 from dpgraph.experiments import facebook_cuts
-from dpgraph.graph.io import load
 
 
 def _main(argv: list[str]) -> int:

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import dpgraph
-from dpgraph.graph.io import FORMAT_VERSION, MAGIC, load
+from dpgraph import load
+from dpgraph.graph.io import FORMAT_VERSION, MAGIC
 
 
 def _release(G=None, directed=False, seed=0):

@@ -47,9 +47,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .bench import EPSILONS, METHODS, METRICS, run, score_method, summarize
+from .bench import run, score_method, summarize
 from .data import DATASETS, SOK_FILES, load_graph, nx_induced, published_figures
 from .metrics import (
+    EPSILONS,
+    METHODS,
+    METRICS,
     ari,
     count_vector,
     degree_kl,
