@@ -74,6 +74,11 @@ __all__ = [
 
 
 def _main(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        raise ValueError("the peers benchmark scores partitions with scikit-learn; "
+                         'install it with: pip install -e ".[experiments]"')
     eps = tuple(args.eps) if args.eps else EPSILONS
     for ds in args.dataset:
         run(args.out, dataset=ds, quick=args.quick, epsilons=eps, releases=args.releases,
