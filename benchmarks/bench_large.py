@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import dpgraph
-from dpgraph.graph.io import load
+from dpgraph import load
 
 try:
     from _common import machine, peak_rss_mib, quick, random_graph, report, table, timeit

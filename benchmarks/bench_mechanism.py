@@ -14,8 +14,8 @@ import argparse
 import math
 
 import numpy as np
+from _common import report, timeit
 
-from _common import report, timeit  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 from dpgraph.core import MechanismE, Universe
 from dpgraph.core.randomness import SecureRandom
 from dpgraph.core.sampling import rr_sample

@@ -1,6 +1,6 @@
 """Sparse release at scale: time and peak memory against the output size.
 
-Target (issue 6): a 1,000,000-node graph with about 10^7 true edges at eps = 1,
+Target: a 1,000,000-node graph with about 10^7 true edges at eps = 1,
 released with an output of about 5 x 10^7 edges on a 2-core machine; peak
 memory proportional to the output, never to the 5 x 10^11 vertex pairs.
 
@@ -127,7 +127,7 @@ def _accuracy(reps: int, out: str) -> None:
     S, T = list(range(90)), list(range(90, 200))
     truth = nx.cut_size(G, S, T)
     z_exact, z_bound = [], []
-    for k in tqdm(range(reps), desc="accuracy releases"):
+    for _ in tqdm(range(reps), desc="accuracy releases"):
         R = dpgraph.release(G, epsilon=1.0, keep=0.2)
         est = R.cut(S, T)
         alpha, beta, d = 1 - R.channel.r[0], R.channel.r[1], R.channel.d

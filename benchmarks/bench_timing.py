@@ -22,6 +22,7 @@ import argparse
 
 import networkx as nx
 import numpy as np
+from _common import machine, table, timeit
 
 import dpgraph
 from dpgraph.core.probabilities import rr_probabilities
@@ -29,8 +30,6 @@ from dpgraph.core.randomness import SecureRandom
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import words_per_row, xor_edges
 from dpgraph.graph.release import sample_packed_flips
-
-from _common import machine, table, timeit
 
 
 def xor_sorted(words: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:

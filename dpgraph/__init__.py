@@ -12,9 +12,8 @@ the command line on top.
 
 from . import bounds, core, datasets
 from .core import Estimate
-from .graph import PrivateGraph, release
 from .exceptions import BudgetExceededError, SeededReleaseWarning
-from .graph.io import load
+from .graph import PrivateGraph, load, release
 from .graph.signing import generate_signing_key
 from .ledger import PrivacyLedger
 from .planner import plan  # accuracy of a release from public quantities
@@ -22,17 +21,17 @@ from .planner import plan  # accuracy of a release from public quantities
 __version__ = "0.2.0"
 
 __all__ = [
-    "core",
-    "bounds",
-    "datasets",
-    "Estimate",
-    "PrivateGraph",
-    "release",
-    "load",
-    "generate_signing_key",
-    "PrivacyLedger",
-    "plan",
     "BudgetExceededError",
+    "Estimate",
+    "PrivacyLedger",
+    "PrivateGraph",
     "SeededReleaseWarning",
     "__version__",
+    "bounds",
+    "core",
+    "datasets",
+    "generate_signing_key",
+    "load",
+    "plan",
+    "release",
 ]

@@ -40,5 +40,5 @@ def load_kernels(module: str, names: tuple[str, ...]) -> tuple | None:
             warnings.simplefilter("ignore")  # e.g. numba's cache warnings: we fall back instead
             mod = importlib.import_module(module)
         return tuple(getattr(mod, name) for name in names)
-    except Exception:  # noqa: BLE001 - any numba failure means: use the numpy path
+    except Exception:
         return None

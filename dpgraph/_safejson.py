@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["loads", "MAX_DEPTH", "MAX_NUMBER_CHARS"]
+__all__ = ["MAX_DEPTH", "MAX_NUMBER_CHARS", "loads"]
 
 #: deepest nesting of arrays/objects accepted (dpgraph writes at most 4)
 MAX_DEPTH = 32

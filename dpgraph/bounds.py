@@ -16,13 +16,13 @@ from scipy.special import ndtr
 from .validation import check_epsilon, check_positive_int
 
 __all__ = [
-    "statistical_upper",
-    "statistical_lower",
-    "continuous_upper",
     "continuous_lower",
+    "continuous_upper",
+    "cut_upper",
     "discretization_bits",
     "discretize",
-    "cut_upper",
+    "statistical_lower",
+    "statistical_upper",
 ]
 
 
@@ -171,7 +171,7 @@ def discretization_bits(n: int) -> int:
     4
     """
     n = check_positive_int(n, "n", minimum=1)
-    return max(1, int(math.floor(math.log2(n) / 4 + 0.5)))  # half rounds up
+    return max(1, math.floor(math.log2(n) / 4 + 0.5))  # half rounds up
 
 
 def discretize(x: Any, k: int) -> np.ndarray:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["register_commands", "demo_graph", "parse_nodes"]
+__all__ = ["demo_graph", "parse_nodes", "register_commands"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -187,7 +188,7 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 
     k = np.arange(len(queries))
     lo, hi = est.ci(0.95)
-    rel = lambda x: np.asarray(x, float) / np.maximum(np.asarray(truth, float), 1)  # noqa: E731
+    rel = lambda x: np.asarray(x, float) / np.maximum(np.asarray(truth, float), 1)
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=110)
     ax.errorbar(k, rel(est.value), yerr=[rel(est.value) - rel(lo), rel(hi) - rel(est.value)],
                 fmt="o", capsize=4, label="estimate / truth, 95% CI")
@@ -205,6 +206,7 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 # --------------------------------------------------------------------------- release
 def _release(args: argparse.Namespace) -> int:
     import dpgraph
+
     from . import datasets
 
     src = Path(args.edgelist)
@@ -274,7 +276,7 @@ def _public_nodes(spec: str) -> list:
 
 # --------------------------------------------------------------------------- cut
 def _cut(args: argparse.Namespace) -> int:
-    from .graph.io import load
+    from .graph import load
 
     verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key")
     R = load(args.file, verify_key=verify)

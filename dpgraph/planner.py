@@ -33,26 +33,27 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .core import Channel, count_estimate, rr_probabilities
 
 __all__ = [
+    "DEFAULT_EPSILONS",
     "Plan",
-    "plan",
     "count_std",
     "cut_std",
-    "edge_count_std",
     "degree_std",
-    "triangle_variance_terms",
-    "triangle_std",
-    "transitivity_std",
+    "edge_count_std",
+    "plan",
     "smallest_epsilon",
-    "DEFAULT_EPSILONS",
+    "transitivity_std",
+    "triangle_std",
+    "triangle_variance_terms",
 ]
 
 #: The epsilon grid of the planner's table and plot when none is given.

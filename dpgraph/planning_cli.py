@@ -130,7 +130,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- report
 def _report(args: argparse.Namespace) -> int:
-    from .graph.io import load
+    from .graph import load
     from .report import build_report
 
     path = Path(args.file)

@@ -24,7 +24,7 @@ R = dpgraph.release(G, epsilon=1.0)
 print(R)
 
 # Analysts: cut queries with error bars.
-S, T = range(0, 150), range(150, 300)
+S, T = range(150), range(150, 300)
 est = R.cut(S, T)
 lo, hi = est.ci(0.95)
 print(f"edges between blocks 1 and 2: {est.value:.0f} +- {est.std:.0f}  (95% CI {lo:.0f}..{hi:.0f})")

@@ -1,12 +1,6 @@
 """Shared test configuration.
 
-Tests and CI point DPGRAPH_DATA_DIR at ../shared/datasets (DESIGN.md section 4);
-when it is unset and that folder exists beside the project, use it.
+Tests that need the real datasets read them from ``$DPGRAPH_DATA_DIR`` (CI
+sets it). When it is unset and a file is not in the user cache, those tests
+skip; when it is set, a missing or damaged file fails them (tests/_data.py).
 """
-
-import os
-from pathlib import Path
-
-_shared = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-if "DPGRAPH_DATA_DIR" not in os.environ and _shared.is_dir():
-    os.environ["DPGRAPH_DATA_DIR"] = str(_shared)

@@ -52,7 +52,7 @@ def binary_release(G: nx.Graph, alpha: float, beta: float, seed: int) -> Private
     X = np.zeros((n, n), dtype=bool)
     X[enc.rows, enc.cols] = True
     U = rng.random((n, n))
-    Yb = np.where(X, U < alpha, U < beta)
+    Yb = np.where(X, alpha > U, beta > U)
     Yb = np.triu(Yb, 1)
     pad = np.zeros((n, words_per_row(n) * 64), dtype=bool)
     pad[:, :n] = Yb

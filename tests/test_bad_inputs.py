@@ -23,7 +23,6 @@ from dpgraph.core.randomness import SecureRandom, SeededRandom
 from dpgraph.exceptions import LedgerFileError
 from dpgraph.ledger import PrivacyLedger
 
-
 LOAD = dpgraph.load
 
 KEY = SecureRandom(key=bytes(16))

@@ -1,7 +1,7 @@
 """The command-line jobs: demo, release, cut and the experiment registration.
 
-dpgraph/cli.py (owned by the lead) wires these; ``_main`` below is a local copy
-of that wiring so the commands are tested on their own.
+dpgraph/cli.py wires these; ``_main`` below is a local copy of that wiring so
+the commands are tested on their own.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import pytest
 from _data import data_missing
 
 import dpgraph
-from dpgraph import commands
+from dpgraph import commands, load
 from dpgraph.experiments import facebook_cuts
-from dpgraph.graph.io import load
 
 
 def _main(argv: list[str]) -> int:

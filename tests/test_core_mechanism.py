@@ -1,4 +1,4 @@
-"""Mechanism E releases rows with exactly the pmf of DESIGN.md section 1.
+"""Mechanism E releases rows with exactly the pmf of docs/design.md (K-ary randomized response).
 
 Statistical tests use fixed seeds and a stated p-value threshold: a correct
 sampler fails a given test with probability 1e-4 (before the fixed seeds make

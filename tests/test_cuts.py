@@ -21,8 +21,8 @@ def test_cut_z_scores_over_many_releases():
     """z = (estimate - truth) / std over N = 400 releases: mean within 4/sqrt(N) of 0 and
     (N-1) s^2 inside the two-sided chi-square(N-1) band at p = 1e-4."""
     G = nx.gnp_random_graph(60, 0.3, seed=3)
-    S, T = list(range(0, 25)), list(range(25, 60))
-    Sd, Td = list(range(0, 10)), list(range(40, 60))
+    S, T = list(range(25)), list(range(25, 60))
+    Sd, Td = list(range(10)), list(range(40, 60))
     truth = nx.cut_size(G, S, T)
     truth_d = nx.cut_size(G, Sd, Td)
     N = 400
@@ -167,7 +167,7 @@ def test_numpy_fallback_gives_the_same_answers():
                          check=True).stdout.split()
     assert out[0] == "False"
     R = dpgraph.release(nx.gnp_random_graph(300, 0.1, seed=1), 1.0, seed=2)
-    assert float(out[1]) == R.cut(range(0, 140), range(140, 300)).value
+    assert float(out[1]) == R.cut(range(140), range(140, 300)).value
 
 
 @pytest.mark.parametrize("directed", [False, True])
@@ -185,7 +185,7 @@ def test_batch_counts_equal_single_counts(directed):
         words[np.arange(n), np.arange(n) >> 6] &= ~(np.uint64(1) << (np.arange(n) & 63).astype(np.uint64))
     A = packed.PackedAdjacency(words, n, directed)
     sides = []
-    for k in range(6):
+    for _ in range(6):
         p = rng.permutation(n)
         a = int(rng.integers(1, n - 1))
         sides.append((np.sort(p[:a]), np.sort(p[a : a + int(rng.integers(1, n - a + 1))])))

@@ -12,12 +12,15 @@ import os
 import subprocess
 import sys
 
+import networkx as nx
 import numpy as np
 import pytest
 
+import dpgraph
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import SecureRandom, SeededRandom
 from dpgraph.core.sampling import bernoulli_words
+from dpgraph.graph.packed import PackedAdjacency, words_per_row
 
 NUMERATORS = [rr_probabilities(e).flip_numerator for e in (0.1, 1.0, 5.0, 40.0)] + [1, 1 << 63, (1 << 64) - 1]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,10 +92,6 @@ def test_kernel_loading_falls_back_silently(monkeypatch):
 
 
 # ---- cut queries: every input form and engine path gives the same counts ---------------------
-import networkx as nx
-
-import dpgraph
-from dpgraph.graph.packed import PackedAdjacency, words_per_row
 
 
 def _release(G, seed=0, **kw):

@@ -28,7 +28,6 @@ from dpgraph.core.randomness import SecureRandom
 from dpgraph.exceptions import LedgerFileError
 from dpgraph.ledger import PrivacyLedger
 
-
 LOAD = dpgraph.load
 
 

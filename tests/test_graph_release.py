@@ -113,7 +113,7 @@ class Scripted(RandomSource):
     def uint64(self, k):
         k = int(k)
         self.calls.append(k)
-        word = lambda b: np.uint64(FULL if b else 0)  # noqa: E731
+        word = lambda b: np.uint64(FULL if b else 0)
         if self.round == 0:  # the dense phase: rounds 0.._DENSE_ROUNDS-1, round-major
             c = k // _DENSE_ROUNDS
             out = np.concatenate([np.full(c, word(self.bits[r]), dtype=np.uint64)

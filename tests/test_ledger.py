@@ -15,6 +15,7 @@ from dpgraph.core.randomness import RandomSource, SecureRandom
 from dpgraph.exceptions import BudgetExceededError, LedgerFileError, SeededReleaseWarning
 from dpgraph.ledger import PrivacyLedger
 
+
 class CountingSource(RandomSource):
     """A secure stream that counts the words drawn from it."""
 

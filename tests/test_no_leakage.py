@@ -24,7 +24,6 @@ import pytest
 import dpgraph
 from dpgraph.core.randomness import SecureRandom
 
-
 LOAD = dpgraph.load
 
 release_module = importlib.import_module("dpgraph.graph.api")

@@ -180,7 +180,7 @@ def test_table_is_monotone_and_plot_draws():
     rows = p.table([0.25, 0.5, 1, 2, 4])
     for key in ("cut_std", "edge_count_std", "degree_std", "triangles_std", "transitivity_std"):
         vals = [r[key] for r in rows]
-        assert all(a > b for a, b in zip(vals, vals[1:])), key
+        assert all(a > b for a, b in itertools.pairwise(vals)), key
     ax = p.plot()
     assert len(ax.get_lines()) == 1 + 5  # the epsilon marker and one line per statistic
 

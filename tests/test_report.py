@@ -56,9 +56,9 @@ def _external_references(tree) -> list[str]:
             local = name.split("}")[-1] if isinstance(name, str) else name[1]
             if local in ("src", "href", "srcset", "data", "action", "poster") and _URL.match(value):
                 bad.append(f"{el.tag} {local}={value}")
-        if isinstance(el.tag, str) and el.tag.endswith("style") and el.text:
-            if "@import" in el.text or re.search(r"url\(\s*['\"]?(https?:)?//", el.text):
-                bad.append("style fetches a resource")
+        if (isinstance(el.tag, str) and el.tag.endswith("style") and el.text
+                and ("@import" in el.text or re.search(r"url\(\s*['\"]?(https?:)?//", el.text))):
+            bad.append("style fetches a resource")
         if isinstance(el.tag, str) and el.tag in (f"{_NS}script", f"{_NS}link", f"{_NS}iframe"):
             bad.append(el.tag)
     return bad

@@ -131,7 +131,7 @@ def test_pair_marginals_are_alpha_and_beta():
 def test_cut_zscores_over_300_releases():
     """Unbiased with the exact (truth-dependent) variance; the reported std is a bound."""
     G = nx.gnp_random_graph(60, 0.15, seed=7)
-    S, T = list(range(0, 25)), list(range(25, 60))
+    S, T = list(range(25)), list(range(25, 60))
     truth = nx.cut_size(G, S, T)
     reps = 400
     z, reported = np.empty(reps), np.empty(reps)

@@ -179,7 +179,7 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
         return TmFResult(_to_graph(enc, codes), m_tilde, float(theta), eps1, eps2), trace
     # non-edges: how many pass, where, and their (memoryless) noisy values
     q0 = float(scipy.stats.laplace.sf(theta, scale=1.0 / eps1)) if np.isfinite(theta) else 0.0
-    k0 = int(rng.binomial(N - m, q0)) if N > m else 0
+    k0 = int(rng.binomial(N - m, q0)) if m < N else 0
     k0 = min(k0, N - m)
     # only the j = min(k0, m~) largest passing non-edges can reach the output
     j = min(k0, m_tilde)

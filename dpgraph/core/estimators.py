@@ -147,7 +147,7 @@ class Channel:
         return float(out) if out.ndim == 0 else out
 
     @classmethod
-    def randomized_response(cls, rr: Any) -> "Channel":
+    def randomized_response(cls, rr: Any) -> Channel:
         """The channel of certified K-ary randomized response ``rr``.
 
         ``d`` is computed from the exact fractions, so it is accurate even when
@@ -157,7 +157,7 @@ class Channel:
         return cls(d, np.full(rr.K, rr.flip_probability))
 
     @classmethod
-    def binary(cls, alpha: Real, beta: Real) -> "Channel":
+    def binary(cls, alpha: Real, beta: Real) -> Channel:
         """A binary channel with P(1 | x=1) = alpha and P(1 | x=0) = beta."""
         d = float(Fraction(alpha) - Fraction(beta))
         return cls(d, np.array([1.0 - float(alpha), float(beta)]))
@@ -298,7 +298,7 @@ class Estimate:
             raise TypeError("a single Estimate has no len()")
         return int(np.shape(self.value)[0])
 
-    def __getitem__(self, i: Any) -> "Estimate":
+    def __getitem__(self, i: Any) -> Estimate:
         if not self.is_batch:
             raise TypeError("a single Estimate cannot be indexed")
 

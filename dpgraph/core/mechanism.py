@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from .._deprecation import renamed_property
-
 from .estimators import Channel, Estimate, project, unbiased_estimate
 from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery

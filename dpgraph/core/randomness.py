@@ -33,10 +33,10 @@ from ..exceptions import SeededReleaseWarning
 __all__ = [
     "RandomSource",
     "SecureRandom",
+    "SeedLike",
     "SeededRandom",
     "resolve_random",
     "warn_if_seeded",
-    "SeedLike",
 ]
 
 SeedLike = Union[
@@ -62,7 +62,7 @@ class RandomSource:
         """Return ``n`` independent uniform words as a ``uint64`` array."""
         raise NotImplementedError
 
-    def substream(self, *coordinates: int) -> "RandomSource":
+    def substream(self, *coordinates: int) -> RandomSource:
         """Return an independent source derived from this one and ``coordinates``.
 
         The derivation is deterministic: the same parent and coordinates give
@@ -134,7 +134,7 @@ class SecureRandom(RandomSource):
             self._encryptor.update_into(_ZEROS[:size], mv[start : start + size + 15])
         return raw[: 8 * n].view(np.uint64)
 
-    def substream(self, *coordinates: int) -> "SecureRandom":
+    def substream(self, *coordinates: int) -> SecureRandom:
         coords = _check_coordinates(coordinates)
         if coords and all(c < 1 << 63 for c in coords):  # the original label (streams kept)
             label = b"dpgraph-substream" + b"".join(struct.pack("<q", c) for c in coords)
@@ -174,7 +174,7 @@ class SeededRandom(RandomSource):
     def uint64(self, n: int) -> np.ndarray:
         return self._gen.bit_generator.random_raw(int(n)).astype(np.uint64, copy=False)
 
-    def substream(self, *coordinates: int) -> "SeededRandom":
+    def substream(self, *coordinates: int) -> SeededRandom:
         coords = _check_coordinates(coordinates)
         if self._seq is not None:
             entropy, base = self._seq.entropy, self._base

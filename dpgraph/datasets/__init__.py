@@ -14,7 +14,8 @@ Registered datasets (see ``datasets/README.md`` for provenance and licences):
     Loader: :func:`email_eu_core`.
 ``"movielens-100k"``
     MovieLens 100K ratings, 100000 ratings 1..5 by 943 users of 1682 movies;
-    its licence forbids redistribution.  Loader: :func:`movielens_100k`.
+    its licence forbids redistribution.  Loader: :func:`movielens_100k`;
+    :func:`movielens_cofans` derives a graph of users from it.
 """
 
 from .loaders import (
@@ -22,6 +23,7 @@ from .loaders import (
     email_eu_core,
     facebook,
     movielens_100k,
+    movielens_cofans,
     read_ratings,
     snap_edgelist,
 )
@@ -48,6 +50,7 @@ __all__ = [
     "fetch",
     "locate",
     "movielens_100k",
+    "movielens_cofans",
     "read_ratings",
     "search_dirs",
     "snap_edgelist",

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["run", "register", "PAPER_RELATIVE_ERROR", "SIZES"]
+__all__ = ["PAPER_RELATIVE_ERROR", "SIZES", "register", "run"]
 
 #: |V| of the paper's subgraphs and its Table "Relative error for cut queries".
 SIZES = [577 * k for k in range(1, 8)]
@@ -107,6 +107,7 @@ def run(
     ([20, 34], 5)
     """
     import dpgraph
+
     from ..bounds import cut_upper
     from ..validation import check_epsilon, check_positive_int
 

@@ -48,7 +48,7 @@ def worst_linear_errors(
     truth is computed once per chunk.
     """
     sizes = hist_true.sum(axis=1)
-    worst = {name: 0.0 for name in answers}
+    worst = dict.fromkeys(answers, 0.0)
     for s in range(0, F.shape[0], QUERY_CHUNK):
         Fc = F[s : s + QUERY_CHUNK]
         c = Fc.max(axis=1) - Fc.min(axis=1)

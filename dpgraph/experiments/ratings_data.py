@@ -117,7 +117,7 @@ def load_ratings(data: str = "auto") -> tuple[Any, str]:
 def top_movies(
     ratings: Any, m: int, offset: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of the movies ranked ``offset+1 .. offset+m`` by number of ratings.
+    """Rows of the movies ranked offset + 1 to offset + m by number of ratings.
 
     ``offset=0`` gives the ``m`` most-rated movies (the test movies of the
     heterogeneity experiment); ``offset=m`` the next ``m``, disjoint rows used

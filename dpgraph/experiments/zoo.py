@@ -225,9 +225,9 @@ def _email() -> Any:
 
 
 def _cofans() -> Any:
-    from dpgraph.experiments.peers import load_graph
+    from dpgraph.datasets import movielens_cofans
 
-    return load_graph("movielens-cofans")
+    return movielens_cofans()
 
 
 REAL: dict[str, Callable[[], Any]] = {

@@ -1,7 +1,7 @@
 """Graph release: a graph is the database of its vertex pairs (K = 2)."""
 
+from .api import load, release
 from .private import PrivateGraph
-from .api import release
 from .sparse import SparseAdjacency
 
-__all__ = ["PrivateGraph", "release", "SparseAdjacency"]
+__all__ = ["PrivateGraph", "SparseAdjacency", "load", "release"]

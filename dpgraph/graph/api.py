@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
 from ..validation import Boolean, Epsilon, validate_params
 from ._memory import check_release_fits
 from .inputs import GraphInput, encode_input
+from .io import read_release
 from .private import PrivateGraph
 from .release import release_packed
 from .sparse import release_sparse, subsampled_probabilities
@@ -18,7 +20,7 @@ from .sparse import release_sparse, subsampled_probabilities
 if TYPE_CHECKING:
     from ..ledger import PrivacyLedger
 
-__all__ = ["release"]
+__all__ = ["load", "release"]
 
 
 @validate_params(epsilon=Epsilon(), directed=Boolean())
@@ -134,3 +136,47 @@ def release(
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
     adjacency = release_packed(enc, rr, source)
     return PrivateGraph(adjacency, enc.index, rr)
+
+
+def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
+    """Read a PrivateGraph written by :meth:`PrivateGraph.save`.
+
+    Never executes code from the file.  Checks the magic bytes, the format
+    version, the header size against the declared n (before parsing it, with
+    limits on nesting and number length), the sizes, the SHA-256 digest, the
+    signature when ``verify_key`` is given, the header fields, that the flip
+    probability is certified epsilon-DP, that keep and the channel are
+    exactly those of the certified numerators, and that no bit lies outside
+    the vertex pairs of the graph.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    verify_key : Ed25519PublicKey or bytes, optional
+        The curator's public key (object or raw 32 bytes).  When given, the
+        file must carry a valid signature by this key: an unsigned file, a
+        file signed by another key, or any changed byte is refused.
+
+    Returns
+    -------
+    PrivateGraph
+
+    Raises
+    ------
+    ValueError
+        For a foreign, truncated, corrupted, inconsistent, unsigned (when
+        ``verify_key`` is given) or version-mismatched file, or a directory;
+        the message says which check failed.
+    FileNotFoundError
+        If ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.dpg")
+    >>> dpgraph.release(nx.path_graph(5), epsilon=2.0, seed=1).save(path)
+    >>> R = load(path)
+    >>> R.nodes, R.epsilon
+    ((0, 1, 2, 3, 4), 2.0)
+    """
+    return PrivateGraph(*read_release(path, verify_key=verify_key))

@@ -9,23 +9,25 @@ which could reveal the input's edges.
 
 from __future__ import annotations
 
+import itertools
 from array import array
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
 __all__ = [
     "EncodedGraph",
-    "encode_graph",
-    "canonical_node_order",
     "NodeIndex",
+    "canonical_node_order",
+    "encode_graph",
     "pair_count",
-    "pair_index",
     "pair_from_index",
+    "pair_index",
 ]
 
 
@@ -56,12 +58,12 @@ def canonical_node_order(nodes: Iterable[Hashable]) -> list:
             ints = np.array(out)
             if ints.dtype != object and bool(np.all(ints[1:] > ints[:-1])):
                 return out
-        if all(a < b for a, b in zip(out, out[1:])):
+        if all(a < b for a, b in itertools.pairwise(out)):
             return out
     except TypeError:
         pass
     keys = sorted(((type(v).__name__, repr(v)), k) for k, v in enumerate(nodes))
-    if any(a[0] == b[0] for a, b in zip(keys, keys[1:])):
+    if any(a[0] == b[0] for a, b in itertools.pairwise(keys)):
         raise ValueError(
             "G's node labels have no canonical order (they are not totally ordered and "
             "some share a repr, e.g. NaN); relabel them, e.g. "
@@ -86,13 +88,13 @@ class NodeIndex:
         # or the identity when the labels are 0..n-1)
         self._ints = None
         if self.nodes and set(map(type, self.nodes)) == {int} \
-                and -(1 << 62) < min(self.nodes) and max(self.nodes) < 1 << 62:
+                and min(self.nodes) > -(1 << 62) and max(self.nodes) < 1 << 62:
             ints = np.array(self.nodes, dtype=np.int64)
             if np.all(ints[1:] > ints[:-1]):
                 self._ints = ints
 
     @classmethod
-    def from_integers(cls, labels: Any) -> "NodeIndex":
+    def from_integers(cls, labels: Any) -> NodeIndex:
         """An index over sorted, unique int64 labels, built without a dict.
 
         Lookups are vectorized (the identity when the labels are 0..n-1, else
@@ -253,7 +255,7 @@ class NodeIndex:
                                  "use labels from PrivateGraph.nodes")
             arr = arr.astype(np.int64)
         n = self._ints.size
-        if self._identity and 0 <= arr[0] and arr[-1] < n and bool(np.all(arr[1:] > arr[:-1])):
+        if self._identity and arr[0] >= 0 and arr[-1] < n and bool(np.all(arr[1:] > arr[:-1])):
             return arr.astype(np.int64)  # already sorted, distinct, in range: a copy of it
         pos, missing = self.lookup(arr)
         if missing:

@@ -49,11 +49,11 @@ import struct
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-__all__ = ["IOMixin", "load", "MAGIC", "FORMAT_VERSION"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "read_release"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -255,52 +255,26 @@ class IOMixin:
 
 
 # --------------------------------------------------------------------------- load
-def load(path: PathLike, *, verify_key: Any = None) -> Any:
-    """Read a PrivateGraph written by :meth:`PrivateGraph.save`.
+class ReleaseParts(NamedTuple):
+    """What a release file holds, checked: the arguments of a PrivateGraph."""
 
-    Never executes code from the file.  Checks the magic bytes, the format
-    version, the header size against the declared n (before parsing it, with
-    limits on nesting and number length), the sizes, the SHA-256 digest, the
-    signature when ``verify_key`` is given, the header fields, that the flip
-    probability is certified epsilon-DP, that keep and the channel are
-    exactly those of the certified numerators, and that no bit lies outside
-    the vertex pairs of the graph.
+    adjacency: Any
+    index: Any
+    probabilities: Any
+    channel: Any
+    keep: float
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-    verify_key : Ed25519PublicKey or bytes, optional
-        The curator's public key (object or raw 32 bytes).  When given, the
-        file must carry a valid signature by this key: an unsigned file, a
-        file signed by another key, or any changed byte is refused.
 
-    Returns
-    -------
-    PrivateGraph
+def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
+    """Read and check a release file; :func:`dpgraph.load` builds the PrivateGraph.
 
-    Raises
-    ------
-    ValueError
-        For a foreign, truncated, corrupted, inconsistent, unsigned (when
-        ``verify_key`` is given) or version-mismatched file, or a directory;
-        the message says which check failed.
-    FileNotFoundError
-        If ``path`` does not exist.
-
-    Examples
-    --------
-    >>> import networkx as nx, dpgraph, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "p.dpg")
-    >>> dpgraph.release(nx.path_graph(5), epsilon=2.0, seed=1).save(path)
-    >>> R = load(path)
-    >>> R.nodes, R.epsilon
-    ((0, 1, 2, 3, 4), 2.0)
+    Every check of :func:`dpgraph.load` happens here (see its docstring); the
+    result holds nothing that the file did not certify.
     """
     from .. import _safejson
     from ..core.probabilities import rr_probabilities
     from . import signing
     from .encoding import NodeIndex
-    from .private import PrivateGraph
 
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
@@ -408,7 +382,7 @@ def load(path: PathLike, *, verify_key: Any = None) -> Any:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
-    return PrivateGraph(adj, index, rr, channel=channel, keep=keep)
+    return ReleaseParts(adj, index, rr, channel, keep)
 
 
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:

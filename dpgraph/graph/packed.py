@@ -25,7 +25,7 @@ release, the file format and the tiles of a blockwise store all use it:
 from __future__ import annotations
 
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -33,16 +33,16 @@ from .._numba import load_kernels, numba_enabled
 from .adjacency import AdjacencyBase, CutSides
 
 __all__ = [
+    "HAVE_NUMBA",
     "PackedAdjacency",
+    "clear_non_pairs",
+    "has_non_pair_bits",
+    "masked_row_popcount",
+    "multi_query_popcount",
     "pack_indices",
     "pack_rows",
     "words_per_row",
-    "clear_non_pairs",
-    "has_non_pair_bits",
     "xor_edges",
-    "masked_row_popcount",
-    "multi_query_popcount",
-    "HAVE_NUMBA",
 ]
 
 _ONE = np.uint64(1)

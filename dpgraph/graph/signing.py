@@ -18,8 +18,15 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-__all__ = ["generate_signing_key", "signing_key", "verify_key", "sign_digest", "check_signature",
-           "SIGNATURE_BYTES", "public_hex"]
+__all__ = [
+    "SIGNATURE_BYTES",
+    "check_signature",
+    "generate_signing_key",
+    "public_hex",
+    "sign_digest",
+    "signing_key",
+    "verify_key",
+]
 
 SIGNATURE_BYTES = 64
 _CONTEXT = b"dpgraph-file-signature-v1\x00"  # the signed message: context + SHA-256 of the file

@@ -39,9 +39,9 @@ arithmetically without materializing the pair space (the numbering lives in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import Iterator
 
 import numpy as np
 
@@ -56,12 +56,12 @@ from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
 __all__ = [
     "SparseAdjacency",
     "SubsampledProbabilities",
-    "subsampled_probabilities",
-    "pair_count",
-    "pair_index",
-    "pair_from_index",
     "bernoulli_positions",
+    "pair_count",
+    "pair_from_index",
+    "pair_index",
     "release_sparse",
+    "subsampled_probabilities",
 ]
 
 _TWO64 = 1 << 64
@@ -193,7 +193,7 @@ def subsampled_probabilities(
 # the sparse release
 # ---------------------------------------------------------------------------
 def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
-                   source: RandomSource) -> "SparseAdjacency":
+                   source: RandomSource) -> SparseAdjacency:
     """Sample the subsampled release of ``enc`` in O(m + output) time and memory.
 
     True edges first (two words each: not flipped, kept), then the candidate
@@ -308,7 +308,7 @@ class SparseAdjacency(AdjacencyBase):
 
     @classmethod
     def from_pairs(cls, rows: np.ndarray, cols: np.ndarray, n: int,
-                   directed: bool, keep_numerator: int = _TWO64) -> "SparseAdjacency":
+                   directed: bool, keep_numerator: int = _TWO64) -> SparseAdjacency:
         """Build from stored pairs (undirected: rows < cols), in any order, no duplicates."""
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)

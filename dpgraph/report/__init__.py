@@ -9,4 +9,4 @@ the release is used (post-processing, no privacy cost).  The command line is
 from .builder import build_report, render_report, report_context
 from .flags import detectability, resolution
 
-__all__ = ["build_report", "render_report", "report_context", "resolution", "detectability"]
+__all__ = ["build_report", "detectability", "render_report", "report_context", "resolution"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import time
+from collections.abc import Callable
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

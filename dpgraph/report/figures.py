@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["svg", "degree_figure", "eigen_figure", "planner_figure"]
+__all__ = ["degree_figure", "eigen_figure", "planner_figure", "svg"]
 
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 

@@ -14,8 +14,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Resolution", "resolution", "Detectability", "detectability", "distribution_band",
-           "feasible_range"]
+__all__ = [
+    "Detectability",
+    "Resolution",
+    "detectability",
+    "distribution_band",
+    "feasible_range",
+    "resolution",
+]
 
 _RESOLVED_ATTRS = ("resolved", "resolvable")
 _DETECTED_ATTRS = ("resolvable", "detectable", "detected", "structure_detected", "resolved")

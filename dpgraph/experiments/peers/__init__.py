@@ -47,9 +47,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .bench import EPSILONS, METHODS, METRICS, run, score_method, summarize
+from .bench import run, score_method, summarize
 from .data import DATASETS, SOK_FILES, load_graph, nx_induced, published_figures
 from .metrics import (
+    EPSILONS,
+    METHODS,
+    METRICS,
     ari,
     count_vector,
     degree_kl,
@@ -71,6 +74,11 @@ __all__ = [
 
 
 def _main(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        raise ValueError("the peers benchmark scores partitions with scikit-learn; "
+                         'install it with: pip install -e ".[experiments]"')
     eps = tuple(args.eps) if args.eps else EPSILONS
     for ds in args.dataset:
         run(args.out, dataset=ds, quick=args.quick, epsilons=eps, releases=args.releases,

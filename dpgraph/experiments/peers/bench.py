@@ -14,6 +14,9 @@ import numpy as np
 
 from .data import load_graph, nx_induced, published_figures
 from .metrics import (
+    EPSILONS,
+    METHODS,
+    METRICS,
     ari,
     count_vector,
     degree_kl,
@@ -24,17 +27,10 @@ from .metrics import (
     sequence_from_hist,
     wasserstein,
 )
+from .report import format_table, plots
 
-__all__ = ["EPSILONS", "METHODS", "METRICS", "run", "score_method", "summarize"]
+__all__ = ["run", "score_method", "summarize"]
 
-EPSILONS = (0.5, 1.0, 2.0, 4.0)
-METHODS = ("naive", "dpgraph", "dpgraph-synth", "TmF", "PrivGraph")
-METRICS = (
-    "transitivity_err", "transitivity_rel", "degree_kl", "degree_w1", "modularity_err",
-    "nmi", "ari", "partition_true_modularity", "modularity_reported_err", "nmi_dept", "ari_dept",
-    "density_err", "assortativity_err", "clustering_w1", "triangles_rel", "triangles_covered",
-    "resolvable",
-)
 
 
 def _ratio(num: float, den: float) -> float:
@@ -225,7 +221,6 @@ def run(out: str | Path, dataset: str = "facebook", quick: bool = False,
     import dpgraph
     from dpgraph.exceptions import SeededReleaseWarning
 
-    from .report import format_table, plots
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-import numpy as np
-
 __all__ = ["DATASETS", "SOK_FILES", "load_graph", "nx_induced", "published_figures"]
 
 #: metric key -> (SoK csv file in dpgraph/experiments/reference/sok_facebook)
@@ -35,25 +33,9 @@ def _plain(H: Any, name: str) -> Any:
 
 
 def _movielens_cofans() -> tuple[Any, None]:
-    """MovieLens 100K users, linked when both gave 5 stars to at least 5 common movies."""
-    import networkx as nx
-    import scipy.sparse as sp
+    from dpgraph import datasets
 
-    from dpgraph.datasets import movielens_100k
-
-    r = movielens_100k()
-    users = np.unique(r.user)
-    u = np.searchsorted(users, r.user)
-    _, i = np.unique(r.item, return_inverse=True)
-    five = r.rating == 5
-    B = sp.csr_array((np.ones(int(five.sum())), (u[five], i[five])),
-                     shape=(users.size, int(i.max()) + 1))
-    C = (B @ B.T).tocoo()
-    keep = (C.row < C.col) & (C.data >= 5)
-    G = nx.Graph(name="MovieLens 100K co-fans (>= 5 shared five-star movies)")
-    G.add_nodes_from(range(users.size))
-    G.add_edges_from(zip(C.row[keep].tolist(), C.col[keep].tolist()))
-    return G, None
+    return datasets.movielens_cofans(), None
 
 
 def _facebook() -> tuple[Any, None]:

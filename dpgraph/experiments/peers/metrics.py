@@ -11,6 +11,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "EPSILONS",
+    "METHODS",
+    "METRICS",
     "ari",
     "count_vector",
     "degree_kl",
@@ -21,6 +24,17 @@ __all__ = [
     "sequence_from_hist",
     "wasserstein",
 ]
+
+
+#: the privacy levels, methods and columns of the benchmark
+EPSILONS = (0.5, 1.0, 2.0, 4.0)
+METHODS = ("naive", "dpgraph", "dpgraph-synth", "TmF", "PrivGraph")
+METRICS = (
+    "transitivity_err", "transitivity_rel", "degree_kl", "degree_w1", "modularity_err",
+    "nmi", "ari", "partition_true_modularity", "modularity_reported_err", "nmi_dept", "ari_dept",
+    "density_err", "assortativity_err", "clustering_w1", "triangles_rel", "triangles_covered",
+    "resolvable",
+)
 
 
 def nmi(a: Any, b: Any) -> float:

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .bench import EPSILONS, METHODS
 from .data import published_figures
+from .metrics import EPSILONS, METHODS
 
 __all__ = ["format_table", "plots", "replot"]
 

@@ -179,7 +179,7 @@ class DegreeDistribution(np.ndarray):
     params: dict
     level: float
 
-    def __new__(  # noqa: PYI034
+    def __new__(
         cls, h: np.ndarray, lower: np.ndarray, upper: np.ndarray, method: str, params: dict,
         level: float,
     ) -> DegreeDistribution:

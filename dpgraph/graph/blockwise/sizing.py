@@ -72,7 +72,7 @@ def _worker_memory(client: Any) -> int | None:
     try:
         workers = client.scheduler_info()["workers"].values()
         limits = [int(w.get("memory_limit") or 0) for w in workers]
-    except Exception:  # noqa: BLE001 - any client without that information
+    except Exception:
         return None
     limits = [x for x in limits if x > 0]
     return min(limits) if limits else None

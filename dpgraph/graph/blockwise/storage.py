@@ -64,5 +64,5 @@ class StoreLocation:
         try:
             self.group("r")
             return True
-        except Exception:  # noqa: BLE001 - any backend's "not found"
+        except Exception:
             return False

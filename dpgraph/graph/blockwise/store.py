@@ -64,7 +64,7 @@ def validate_metadata(meta: Any) -> dict:
         range.
     """
     if not isinstance(meta, dict):
-        raise ValueError("blockwise store metadata must be a JSON object")  # noqa: TRY004
+        raise ValueError("blockwise store metadata must be a JSON object")
     directed = meta.get("directed")
     if not isinstance(directed, bool):
         raise _bad("directed", f"must be true or false (a JSON boolean), got {directed!r}")

@@ -350,7 +350,7 @@ def _existing_release(loc: StoreLocation) -> dict | None:
         return None
     try:
         old = loc.group("r").attrs.asdict()
-    except Exception:  # noqa: BLE001 - unreadable: treated as foreign below
+    except Exception:
         old = {}
     if old.get("format") != FORMAT:
         raise ValueError(
