@@ -344,29 +344,27 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {value}")
-    return value
-
-
-def _positive_count(name: str) -> Any:
-    """An argparse type for integers >= 1 whose errors name the option."""
+def _int_option(name: str, minimum: int, kind: str, bound: str) -> Any:
+    """An argparse type for integers >= ``minimum`` whose errors name the option."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
+            raise argparse.ArgumentTypeError(f"{name} must be {kind}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
         return value
 
     return parse
+
+
+_seed = _int_option("--seed", 0, "a non-negative integer", "a non-negative integer")
+
+
+def _positive_count(name: str) -> Any:
+    """An argparse type for integers >= 1 whose errors name the option."""
+    return _int_option(name, 1, "a positive integer", "at least 1")
 
 
 def _level(text: str) -> float:
