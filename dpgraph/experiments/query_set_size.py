@@ -77,22 +77,14 @@ def e_answers(M: MechanismE, hist_released: np.ndarray) -> Callable[[np.ndarray]
     return answer
 
 
-def _qss_run(
-    r: int,
-    ss: np.random.SeedSequence,
-    *,
-    ratings: Any,
-    sizes: Sequence[int],
-    n_databases: int,
-    rows_range: tuple[int, int],
-    epsilon: float,
-    T: int,
-    mwem_kw: dict[str, Any],
-) -> tuple[list[dict[str, Any]], list[int]]:
-    """One run of the query-set-size experiment (picklable for process pools)."""
-    with quiet_seeded():  # also in worker processes, which do not inherit the filter
-        return _qss_run_body(r, ss, ratings=ratings, sizes=sizes, n_databases=n_databases,
-                             rows_range=rows_range, epsilon=epsilon, T=T, mwem_kw=mwem_kw)
+def _qss_run(r: int, ss: np.random.SeedSequence, **kwargs: Any) -> tuple[list[dict[str, Any]], list[int]]:
+    """One run of the query-set-size experiment (picklable for process pools).
+
+    The keyword arguments are those of :func:`_qss_run_body`, run here with the
+    seeded-source warning silenced (worker processes do not inherit the filter).
+    """
+    with quiet_seeded():
+        return _qss_run_body(r, ss, **kwargs)
 
 
 def _qss_run_body(
