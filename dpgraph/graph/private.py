@@ -234,6 +234,7 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         Returns
         -------
         Estimate
+            The debiased cut size with its exact standard deviation.
 
         Examples
         --------
