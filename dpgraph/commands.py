@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .cli_types import int_option
+
 __all__ = ["demo_graph", "parse_nodes", "register_commands"]
 
 
@@ -344,27 +346,12 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _int_option(name: str, minimum: int, kind: str, bound: str) -> Any:
-    """An argparse type for integers >= ``minimum`` whose errors name the option."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be {kind}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
-        return value
-
-    return parse
-
-
-_seed = _int_option("--seed", 0, "a non-negative integer", "a non-negative integer")
+_seed = int_option("--seed", 0, "a non-negative integer", "a non-negative integer")
 
 
 def _positive_count(name: str) -> Any:
     """An argparse type for integers >= 1 whose errors name the option."""
-    return _int_option(name, 1, "a positive integer", "at least 1")
+    return int_option(name, 1, "a positive integer", "at least 1")
 
 
 def _level(text: str) -> float:

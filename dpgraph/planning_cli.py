@@ -16,21 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .cli_types import int_option
+
 __all__ = ["register"]
 
 _STATISTICS = ("cut", "edge_count", "degree", "triangles", "transitivity")
-
-
-def _int_at_least(minimum: int, flag: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{flag} must be >= {minimum}, got {value}")
-        return value
-    return parse
 
 
 def _float(flag: str, allow_zero: bool = False):
@@ -160,7 +150,7 @@ def register(subparsers: Any) -> None:
         description="Exact standard deviations of cut, edge-count and degree estimates from public "
                     "quantities only; triangle and transitivity errors under assumed values; the "
                     "smallest epsilon meeting a target.")
-    p.add_argument("--nodes", type=_int_at_least(2, "--nodes"), required=True,
+    p.add_argument("--nodes", type=int_option("--nodes", 2), required=True,
                    help="number of nodes of the public vertex set")
     p.add_argument("--directed", action="store_true", help="ordered pairs (a directed release)")
     p.add_argument("--epsilon", "-e", type=_float("--epsilon"), default=None,
