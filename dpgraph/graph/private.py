@@ -234,7 +234,7 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         Returns
         -------
         Estimate
-            The debiased cut size with its exact standard deviation.
+            Unbiased number of S-T edges; ``std`` is exact and graph-independent.
 
         Examples
         --------

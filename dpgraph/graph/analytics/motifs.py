@@ -230,17 +230,20 @@ def wedges(R: PrivateGraph, proper: bool = True,
            progress: bool | None = None) -> StatisticEstimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
+    Counted in the same pass as :func:`triangles` (see
+    :func:`triangle_statistics`); ``std`` is likewise estimated from the release.
+
     Parameters
     ----------
     proper : bool, default True
         Project the value onto [0, n C(n - 1, 2)]; False returns the unbiased count.
     progress : bool or None, default None
-        Progress bar of the triangle pass (see :func:`triangle_statistics`).
+        As in :func:`triangles`.
 
     Returns
     -------
     StatisticEstimate
-        The wedge count (unbiased, or projected), with an estimated std.
+        Unbiased (or projected) wedge count.
 
     Examples
     --------
