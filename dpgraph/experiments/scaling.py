@@ -17,6 +17,7 @@ from dpgraph.core import MechanismE, StatisticalQuery
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
+    finish_slope_plot,
     loglog_slope,
     mean_sem,
     progress_bar,
@@ -123,9 +124,4 @@ def _plot(ax: Any, res: ExperimentResult) -> None:
     ax.errorbar(n, [v["E_worst_sq"] for v in s], yerr=[v["E_worst_sq_sem"] for v in s],
                 fmt="o-", capsize=3, label="mechanism E + $q_u$ (worst of 200 queries)")
     ax.plot(n, [v["lemma2_bound"] for v in s], "k--", label="Lemma 2 upper bound")
-    t = res.meta["targets"]
-    ax.set_title(f"fitted slope {t['slope']:.3f} ± {t['slope_se']:.3f}", fontsize=9)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("database size n (ratings)")
-    ax.set_ylabel("worst-case squared error")
+    finish_slope_plot(ax, res, "database size n (ratings)")
