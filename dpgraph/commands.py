@@ -369,10 +369,10 @@ def register_commands(subparsers: Any) -> None:
 
     Examples
     --------
-    >>> import argparse
-    >>> ap = argparse.ArgumentParser(prog="dpgraph")
-    >>> register_commands(ap.add_subparsers(dest="command"))
-    >>> ap.parse_args(["cut", "r.dpg", "--S", "1,2"]).T is None
+    As wired into the ``dpgraph`` command by :func:`dpgraph.cli.build_parser`:
+
+    >>> from dpgraph.cli import build_parser
+    >>> build_parser().parse_args(["cut", "r.dpg", "--S", "1,2"]).T is None
     True
     """
     d = subparsers.add_parser(

@@ -162,10 +162,10 @@ def register(subparsers: Any) -> None:
 
     Examples
     --------
-    >>> import argparse
-    >>> p = argparse.ArgumentParser(prog="dpgraph experiment")
-    >>> register(p.add_subparsers(dest="experiment"))
-    >>> a = p.parse_args(["scaling", "--out", "o", "--quick"])
+    As wired into ``dpgraph experiment`` by :func:`dpgraph.cli.build_parser`:
+
+    >>> from dpgraph.cli import build_parser
+    >>> a = build_parser().parse_args(["experiment", "scaling", "--out", "o", "--quick"])
     >>> a.quick, callable(a.func)
     (True, True)
     """

@@ -76,10 +76,10 @@ def register(experiment_subparsers: Any) -> None:
 
     Examples
     --------
-    >>> import argparse
-    >>> p = argparse.ArgumentParser(prog="dpgraph experiment")
-    >>> register(p.add_subparsers(dest="experiment"))
-    >>> a = p.parse_args(["peers", "--out", "o", "--quick"])
+    As wired into ``dpgraph experiment`` by :func:`dpgraph.cli.build_parser`:
+
+    >>> from dpgraph.cli import build_parser
+    >>> a = build_parser().parse_args(["experiment", "peers", "--out", "o", "--quick"])
     >>> a.quick, a.dataset, callable(a.func)
     (True, ['facebook'], True)
     """
