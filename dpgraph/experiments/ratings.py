@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from dpgraph.baselines.mwem import DEFAULT_PASSES, DEFAULT_T
@@ -100,6 +101,11 @@ def _int_list(text: str) -> tuple[int, ...]:
     if not out or min(out) < 1:
         raise argparse.ArgumentTypeError(f"expected positive integers such as 1,8,64, got {text!r}")
     return out
+
+
+def _listed(values: Sequence[int]) -> str:
+    """``values`` as :func:`_int_list` reads them (``1,8,64``), for help texts."""
+    return ",".join(map(str, values))
 
 
 def run_experiment(name: str, args: argparse.Namespace) -> int:
@@ -212,14 +218,12 @@ def _add_heterogeneity_options(p: argparse.ArgumentParser) -> None:
                    help="choose MWEM's T per h on held-out movies (ranks 129-256), then "
                         "evaluate on the test movies (ranks 1-128)")
     p.add_argument("--T-grid", type=_int_list, default=DEFAULT_T_GRID,
-                   help="candidate T values for --heldout-T (default "
-                        f"{','.join(map(str, DEFAULT_T_GRID))})")
+                   help=f"candidate T values for --heldout-T (default {_listed(DEFAULT_T_GRID)})")
     g = p.add_argument_group("one release, many workloads")
     g.add_argument("--total-budget", action="store_true",
                    help="answer W workloads under one total eps: E from one release, MWEM "
                         "with eps/W each; writes total-budget.*")
     g.add_argument("--workloads", type=_int_list, default=None,
-                   help="numbers of workloads W (default "
-                        f"{','.join(map(str, DEFAULT_WORKLOADS))})")
+                   help=f"numbers of workloads W (default {_listed(DEFAULT_WORKLOADS)})")
     g.add_argument("--h-values", type=_int_list, default=None,
                    help="heterogeneities of the workloads with --total-budget (default 1,16,128)")
