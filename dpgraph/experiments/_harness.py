@@ -35,7 +35,6 @@ __all__ = [
     "ExperimentResult",
     "add_common_options",
     "deliberately_seeded",
-    "finish_slope_plot",
     "loglog_slope",
     "mean_sem",
     "mwem_label",
@@ -134,20 +133,6 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     else:
         se = float("nan")
     return float(coef[0]), se
-
-
-def finish_slope_plot(ax: Any, res: ExperimentResult, xlabel: str, bound: str = "") -> None:
-    """Log-log axes of a worst-case squared error against n, titled with the fitted slope.
-
-    ``res.meta["targets"]`` holds ``slope`` and ``slope_se``; ``bound`` is
-    appended to the title (e.g. ``" (bound: -1/2)"``).
-    """
-    t = res.meta["targets"]
-    ax.set_title(f"fitted slope {t['slope']:.3f} ± {t['slope_se']:.3f}{bound}", fontsize=9)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("worst-case squared error")
 
 
 def mwem_label(update: str, passes: int | None, average: bool) -> str:

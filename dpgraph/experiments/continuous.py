@@ -36,12 +36,12 @@ from dpgraph.core import MechanismE, StatisticalQuery, Universe
 from dpgraph.experiments._harness import (
     ExperimentResult,
     deliberately_seeded,
-    finish_slope_plot,
     loglog_slope,
     mean_sem,
     progress_bar,
     run_and_report,
 )
+from dpgraph.experiments.scaling import finish_slope_plot
 from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["add_parser", "continuous", "continuous_data", "true_answers"]
