@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["int_option"]
+__all__ = ["RELEASE_FILE_HELP", "int_option"]
+
+#: help of a positional argument naming a released graph file
+RELEASE_FILE_HELP = "a file written by 'dpgraph release' or PrivateGraph.save"
 
 
 def int_option(flag: str, minimum: int, kind: str = "an integer",

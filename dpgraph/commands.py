@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .cli_types import int_option
+from .cli_types import RELEASE_FILE_HELP, int_option
 
 __all__ = ["demo_graph", "parse_nodes", "register_commands"]
 
@@ -425,7 +425,7 @@ def register_commands(subparsers: Any) -> None:
         "cut", help="estimate a cut query from a released graph file",
         description="Estimate the number of edges between node sets S and T of a released graph, "
                     "with its exact standard deviation and a confidence interval.")
-    c.add_argument("file", help="a file written by 'dpgraph release' or PrivateGraph.save")
+    c.add_argument("file", help=RELEASE_FILE_HELP)
     c.add_argument("--S", required=True, help="nodes of S: '1,2,3', '0-99', a mix, or @FILE")
     c.add_argument("--T", default=None, help="nodes of T (same syntax); default: all nodes not in S")
     c.add_argument("--proper", action="store_true", help="round and clip to an integer in 0..|S||T|")

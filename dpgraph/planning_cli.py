@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import int_option
+from .cli_types import RELEASE_FILE_HELP, int_option
 
 __all__ = ["register"]
 
@@ -180,7 +180,7 @@ def register(subparsers: Any) -> None:
         "report", help="a self-contained HTML report of a release for the analyst",
         description="Post-processing of the release only: what it protects, every debiased "
                     "statistic with its 95%% CI, degrees, communities, cut accuracy, citation.")
-    r.add_argument("file", help="a file written by 'dpgraph release' or PrivateGraph.save")
+    r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
     r.add_argument("--title", default=None, help="title of the report (default: the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")
