@@ -21,6 +21,7 @@ from dpgraph.experiments._harness import (
     deliberately_seeded,
     mean_sem,
     mwem_label,
+    mwem_options,
     progress_bar,
     quiet_seeded,
 )
@@ -170,8 +171,7 @@ def query_set_size(
     """
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
-    T = check_positive_int(T, "T")
-    mwem_kw = {"update": update, "passes": passes, "average": average}
+    T, mwem_kw = mwem_options(T, update, passes, average)
     sizes = [check_positive_int(int(s), "sizes") for s in sizes]
     if not sizes:
         raise ValueError("sizes is empty; pass e.g. (64, 128)")
