@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .cli_types import RELEASE_FILE_HELP, int_option
+
 __all__ = ["demo_graph", "parse_nodes", "register_commands"]
 
 
@@ -344,29 +346,12 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {value}")
-    return value
+_seed = int_option("--seed", 0, "a non-negative integer", "a non-negative integer")
 
 
 def _positive_count(name: str) -> Any:
     """An argparse type for integers >= 1 whose errors name the option."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
-        return value
-
-    return parse
+    return int_option(name, 1, "a positive integer", "at least 1")
 
 
 def _level(text: str) -> float:
@@ -384,10 +369,10 @@ def register_commands(subparsers: Any) -> None:
 
     Examples
     --------
-    >>> import argparse
-    >>> ap = argparse.ArgumentParser(prog="dpgraph")
-    >>> register_commands(ap.add_subparsers(dest="command"))
-    >>> ap.parse_args(["cut", "r.dpg", "--S", "1,2"]).T is None
+    As wired into the ``dpgraph`` command by :func:`dpgraph.cli.build_parser`:
+
+    >>> from dpgraph.cli import build_parser
+    >>> build_parser().parse_args(["cut", "r.dpg", "--S", "1,2"]).T is None
     True
     """
     d = subparsers.add_parser(
@@ -440,7 +425,7 @@ def register_commands(subparsers: Any) -> None:
         "cut", help="estimate a cut query from a released graph file",
         description="Estimate the number of edges between node sets S and T of a released graph, "
                     "with its exact standard deviation and a confidence interval.")
-    c.add_argument("file", help="a file written by 'dpgraph release' or PrivateGraph.save")
+    c.add_argument("file", help=RELEASE_FILE_HELP)
     c.add_argument("--S", required=True, help="nodes of S: '1,2,3', '0-99', a mix, or @FILE")
     c.add_argument("--T", default=None, help="nodes of T (same syntax); default: all nodes not in S")
     c.add_argument("--proper", action="store_true", help="round and clip to an integer in 0..|S||T|")

@@ -180,12 +180,12 @@ def edge_count_std(nodes: int, epsilon: float, directed: bool = False) -> float:
 
 
 def degree_std(nodes: int, epsilon: float, directed: bool = False) -> float:
-    """Exact std of one node's debiased degree (out-degree if directed): n - 1 rows.
+    """Exact std of one node's debiased degree (out-degree if directed).
 
     Parameters
     ----------
     nodes : int
-        Number of nodes (>= 2).
+        Number of nodes n (>= 2); a degree counts n - 1 rows.
     epsilon : float
         Privacy parameter per vertex pair.
     directed : bool, default False

@@ -16,21 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .cli_types import RELEASE_FILE_HELP, int_option
+
 __all__ = ["register"]
 
 _STATISTICS = ("cut", "edge_count", "degree", "triangles", "transitivity")
-
-
-def _int_at_least(minimum: int, flag: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{flag} must be >= {minimum}, got {value}")
-        return value
-    return parse
 
 
 def _float(flag: str, allow_zero: bool = False):
@@ -160,7 +150,7 @@ def register(subparsers: Any) -> None:
         description="Exact standard deviations of cut, edge-count and degree estimates from public "
                     "quantities only; triangle and transitivity errors under assumed values; the "
                     "smallest epsilon meeting a target.")
-    p.add_argument("--nodes", type=_int_at_least(2, "--nodes"), required=True,
+    p.add_argument("--nodes", type=int_option("--nodes", 2), required=True,
                    help="number of nodes of the public vertex set")
     p.add_argument("--directed", action="store_true", help="ordered pairs (a directed release)")
     p.add_argument("--epsilon", "-e", type=_float("--epsilon"), default=None,
@@ -190,7 +180,7 @@ def register(subparsers: Any) -> None:
         "report", help="a self-contained HTML report of a release for the analyst",
         description="Post-processing of the release only: what it protects, every debiased "
                     "statistic with its 95%% CI, degrees, communities, cut accuracy, citation.")
-    r.add_argument("file", help="a file written by 'dpgraph release' or PrivateGraph.save")
+    r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
     r.add_argument("--title", default=None, help="title of the report (default: the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")

@@ -63,7 +63,8 @@ class PrivGraphResult:
     Attributes
     ----------
     graph : networkx.Graph
-        The synthetic graph on the input's node set.
+        The synthetic graph on the input's node set, drawn from the three
+        released quantities below.
     partition : list of frozenset
         The communities of phase 1 (a differentially private output).
     intra_degrees : numpy.ndarray
@@ -284,7 +285,7 @@ def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPL
     G : networkx.Graph
         Undirected simple graph.
     epsilon : float
-        Total budget, > 0.
+        Total budget, > 0, shared by the four steps as ``split`` says.
     seed : None, int or numpy.random.Generator
         Randomness (``None``: fresh OS entropy).
     split : sequence of 4 positive floats, default (1/3, 1/3, 1/6, 1/6)

@@ -64,7 +64,8 @@ class TmFResult:
     Attributes
     ----------
     graph : networkx.Graph
-        The synthetic graph on the input's node set.
+        The synthetic graph on the input's node set: the pairs whose noisy
+        cell passes ``threshold``, about ``noisy_edge_count`` edges.
     noisy_edge_count : int
         m~, the released edge count (the target size).
     threshold : float
@@ -109,7 +110,7 @@ def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
     G : networkx.Graph
         Undirected simple graph.
     epsilon : float
-        Total budget, > 0.
+        Total budget, > 0, shared between the cells and the edge count.
     seed : None, int or numpy.random.Generator
         Randomness (``None``: fresh OS entropy).
     count_fraction : float, default 0.5

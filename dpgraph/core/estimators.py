@@ -83,21 +83,16 @@ class Channel:
 
         Examples
         --------
-        >>> Channel.binary(0.75, 0.25).alpha
-        0.75
+        >>> ch = Channel.binary(0.75, 0.25)
+        >>> ch.alpha, ch.beta
+        (0.75, 0.25)
         """
         self._binary("alpha")
         return self.d + float(self.r[1])
 
     @property
     def beta(self) -> float:
-        """P(released 1 | true 0) of a binary channel.
-
-        Examples
-        --------
-        >>> Channel.binary(0.75, 0.25).beta
-        0.25
-        """
+        """P(released 1 | true 0) of a binary channel (example at :attr:`alpha`)."""
         self._binary("beta")
         return float(self.r[1])
 

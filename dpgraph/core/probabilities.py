@@ -187,6 +187,11 @@ class RRProbabilities:
         )
 
 
+def _from_probabilities(name: str, doc: str) -> property:
+    """A read-only property that returns ``self.probabilities.<name>``."""
+    return property(lambda self: getattr(self.probabilities, name), doc=doc)
+
+
 class CertifiedRelease:
     """The public privacy metadata of anything released with ``self.probabilities``.
 
@@ -197,25 +202,15 @@ class CertifiedRelease:
 
     probabilities: RRProbabilities
 
-    @property
-    def epsilon(self) -> float:
-        """The privacy parameter asked for (per row; per vertex pair for a graph)."""
-        return self.probabilities.epsilon
-
-    @property
-    def realized_epsilon(self) -> float:
-        """ln of the exact worst-case likelihood ratio of the sampler, <= epsilon."""
-        return self.probabilities.realized_epsilon
-
-    @property
-    def flip_probability(self) -> float:
-        """The certified flip probability actually sampled (to each other value), as a float."""
-        return self.probabilities.flip_probability
-
-    @property
-    def truth_probability(self) -> float:
-        """The exact probability (as a float) that a row is released unchanged."""
-        return self.probabilities.truth_probability
+    epsilon = _from_probabilities(
+        "epsilon", "The privacy parameter asked for (per row; per vertex pair for a graph).")
+    realized_epsilon = _from_probabilities(
+        "realized_epsilon", "ln of the exact worst-case likelihood ratio of the sampler, <= epsilon.")
+    flip_probability = _from_probabilities(
+        "flip_probability",
+        "The certified flip probability actually sampled (to each other value), as a float.")
+    truth_probability = _from_probabilities(
+        "truth_probability", "The exact probability (as a float) that a row is released unchanged.")
 
 
 @lru_cache(maxsize=4096)

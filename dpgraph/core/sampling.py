@@ -39,10 +39,12 @@ def flip_mask(n: int, numerator: int, source: RandomSource) -> np.ndarray:
     numerator : int
         0 <= numerator <= 2^64 - 1.
     source : RandomSource
+        The stream the draws are taken from.
 
     Returns
     -------
     numpy.ndarray of bool, shape (n,)
+        True where a draw is 1 (probability numerator / 2^64).
 
     Examples
     --------
@@ -335,6 +337,7 @@ def geometric(count: int, beta: Fraction, limit: int, source: RandomSource, *,
     Returns
     -------
     numpy.ndarray of int64, shape (count,)
+        The draws, each capped at ``limit``.
 
     Examples
     --------

@@ -205,11 +205,13 @@ def facebook() -> Any:
     Returns
     -------
     networkx.Graph
+        Named ``"SNAP ego-Facebook"`` (in ``G.graph["name"]``).
 
     Raises
     ------
     DatasetNotFoundError
-        The file is not present and cannot be downloaded.
+        The registered ``"facebook"`` file is not present and cannot be
+        downloaded (see :func:`fetch`).
 
     Examples
     --------
@@ -380,11 +382,13 @@ def movielens_100k() -> Ratings:
     Returns
     -------
     Ratings
+        With ``max_rating=5``.
 
     Raises
     ------
     DatasetNotFoundError
-        The file is not present and cannot be downloaded.
+        Not in the data directory (dpgraph cannot ship it) and the
+        download from GroupLens failed.
 
     Examples
     --------

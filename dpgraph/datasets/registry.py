@@ -72,41 +72,40 @@ class DatasetInfo:
     description: str = ""
 
 
-REGISTRY: dict[str, DatasetInfo] = {
-    "facebook": DatasetInfo(
-        name="facebook",
-        filename="facebook_combined.txt.gz",
-        url="https://snap.stanford.edu/data/facebook_combined.txt.gz",
-        sha256="125e84db872eeba443d270c70315c256b0af43a502fcfe51f50621166ad035d7",
-        checksum_of="file",
-        description="SNAP ego-Facebook, 4039 nodes, 88234 edges (McAuley & Leskovec 2012)",
-    ),
-    "email-eu-core": DatasetInfo(
-        name="email-eu-core",
-        filename="email-Eu-core.txt.gz",
-        url="https://snap.stanford.edu/data/email-Eu-core.txt.gz",
-        sha256="275afe50e65b7cb3caadaa9e465e89e9b495b0e7b5a75058b29d70708cd73540",
-        checksum_of="uncompressed",
-        description="SNAP email-Eu-core, 1005 nodes, 25571 directed lines (Leskovec et al. 2007)",
-    ),
-    "email-eu-core-departments": DatasetInfo(
-        name="email-eu-core-departments",
-        filename="email-Eu-core-department-labels.txt.gz",
-        url="https://snap.stanford.edu/data/email-Eu-core-department-labels.txt.gz",
-        sha256="8724324273873bba3b4ba79444d5113bf8122cb76a51d5396b50f80c29b63f35",
-        checksum_of="uncompressed",
-        description="department of every email-Eu-core node, 42 departments",
-    ),
-    "movielens-100k": DatasetInfo(
+# Published SHA-256 of every registered file (of its decompressed content when
+# the entry's checksum_of is "uncompressed"), as in a pooch registry.
+_SHA256 = {
+    "facebook": "125e84db872eeba443d270c70315c256b0af43a502fcfe51f50621166ad035d7",
+    "email-eu-core": "275afe50e65b7cb3caadaa9e465e89e9b495b0e7b5a75058b29d70708cd73540",
+    "email-eu-core-departments": "8724324273873bba3b4ba79444d5113bf8122cb76a51d5396b50f80c29b63f35",
+    "movielens-100k": "06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
+}
+_SNAP = "https://snap.stanford.edu/data/"
+
+
+def _snap(name: str, filename: str, checksum_of: str, description: str) -> DatasetInfo:
+    """A file of the SNAP collection, served at ``_SNAP + filename``."""
+    return DatasetInfo(name=name, filename=filename, url=_SNAP + filename, sha256=_SHA256[name],
+                       checksum_of=checksum_of, description=description)
+
+
+REGISTRY: dict[str, DatasetInfo] = {info.name: info for info in (
+    _snap("facebook", "facebook_combined.txt.gz", "file",
+          "SNAP ego-Facebook, 4039 nodes, 88234 edges (McAuley & Leskovec 2012)"),
+    _snap("email-eu-core", "email-Eu-core.txt.gz", "uncompressed",
+          "SNAP email-Eu-core, 1005 nodes, 25571 directed lines (Leskovec et al. 2007)"),
+    _snap("email-eu-core-departments", "email-Eu-core-department-labels.txt.gz", "uncompressed",
+          "department of every email-Eu-core node, 42 departments"),
+    DatasetInfo(
         name="movielens-100k",
         filename="ml-100k-u.data.gz",
         url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
-        sha256="06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
+        sha256=_SHA256["movielens-100k"],
         checksum_of="uncompressed",
         archive_member="ml-100k/u.data",
         description="MovieLens 100K ratings u.data (GroupLens; no redistribution)",
     ),
-}
+)}
 
 
 class DatasetNotFoundError(FileNotFoundError):

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from dpgraph.exceptions import SeededReleaseWarning
+from dpgraph.validation import check_positive_int
 
 __all__ = [
     "ExperimentResult",
@@ -38,6 +39,7 @@ __all__ = [
     "loglog_slope",
     "mean_sem",
     "mwem_label",
+    "mwem_options",
     "print_summary",
     "progress_bar",
     "quiet_seeded",
@@ -133,6 +135,18 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     else:
         se = float("nan")
     return float(coef[0]), se
+
+
+def mwem_options(T: Any, update: str, passes: int | None,
+                 average: bool) -> tuple[int, dict[str, Any]]:
+    """MWEM's rounds ``T``, checked, and its other options as keywords of :func:`dpgraph.baselines.mwem`.
+
+    Examples
+    --------
+    >>> mwem_options(20, "replay", None, False)
+    (20, {'update': 'replay', 'passes': None, 'average': False})
+    """
+    return check_positive_int(T, "T"), {"update": update, "passes": passes, "average": average}
 
 
 def mwem_label(update: str, passes: int | None, average: bool) -> str:

@@ -41,6 +41,7 @@ from dpgraph.experiments._harness import (
     progress_bar,
     run_and_report,
 )
+from dpgraph.experiments.scaling import finish_slope_plot
 from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["add_parser", "continuous", "continuous_data", "true_answers"]
@@ -223,12 +224,8 @@ def _plot(ax: Any, res: ExperimentResult) -> None:
     ax.plot(n, [v["finite_n_bound"] for v in s], "k--", label="finite-n bound $(D+\\sqrt{S})^2$")
     ax.plot(n, [v["paper_bound_leading"] for v in s], "k-.", label="Proposition, leading term")
     # the lower bound (CSV column lower_bound_leading) is ~1e-8 of these values: not drawn
-    t = res.meta["targets"]
-    ax.set_title(f"fitted slope {t['slope']:.3f} ± {t['slope_se']:.3f} (bound: -1/2)", fontsize=9)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("database size n (rows in [0, 1]); k = round(log2(n) / 4) bits")
-    ax.set_ylabel("worst-case squared error")
+    finish_slope_plot(ax, res, "database size n (rows in [0, 1]); k = round(log2(n) / 4) bits",
+                      bound=" (bound: -1/2)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from dpgraph.experiments._harness import (
     deliberately_seeded,
     mean_sem,
     mwem_label,
+    mwem_options,
     progress_bar,
 )
 from dpgraph.experiments.ratings_data import (
@@ -242,13 +243,12 @@ def heterogeneity(
     """
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
-    T = check_positive_int(T, "T")
+    T, mwem_kw = mwem_options(T, update, passes, average)
     n_movies = check_positive_int(n_movies, "n_movies")
     user_buckets = check_positive_int(user_buckets, "user_buckets")
     n_queries = check_positive_int(n_queries, "n_queries")
     n_units = n_movies * user_buckets
     hs = check_h_values(h_values, n_units)
-    mwem_kw = {"update": update, "passes": passes, "average": average}
     chosen: dict[int, dict[str, int]] = {h: {"function": T, "unit": T} for h in hs}
     heldout_table = None
     if heldout_T is not None:

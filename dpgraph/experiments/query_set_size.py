@@ -21,6 +21,7 @@ from dpgraph.experiments._harness import (
     deliberately_seeded,
     mean_sem,
     mwem_label,
+    mwem_options,
     progress_bar,
     quiet_seeded,
 )
@@ -77,22 +78,14 @@ def e_answers(M: MechanismE, hist_released: np.ndarray) -> Callable[[np.ndarray]
     return answer
 
 
-def _qss_run(
-    r: int,
-    ss: np.random.SeedSequence,
-    *,
-    ratings: Any,
-    sizes: Sequence[int],
-    n_databases: int,
-    rows_range: tuple[int, int],
-    epsilon: float,
-    T: int,
-    mwem_kw: dict[str, Any],
-) -> tuple[list[dict[str, Any]], list[int]]:
-    """One run of the query-set-size experiment (picklable for process pools)."""
-    with quiet_seeded():  # also in worker processes, which do not inherit the filter
-        return _qss_run_body(r, ss, ratings=ratings, sizes=sizes, n_databases=n_databases,
-                             rows_range=rows_range, epsilon=epsilon, T=T, mwem_kw=mwem_kw)
+def _qss_run(r: int, ss: np.random.SeedSequence, **kwargs: Any) -> tuple[list[dict[str, Any]], list[int]]:
+    """One run of the query-set-size experiment (picklable for process pools).
+
+    The keyword arguments are those of :func:`_qss_run_body`, run here with the
+    seeded-source warning silenced (worker processes do not inherit the filter).
+    """
+    with quiet_seeded():
+        return _qss_run_body(r, ss, **kwargs)
 
 
 def _qss_run_body(
@@ -178,8 +171,7 @@ def query_set_size(
     """
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
-    T = check_positive_int(T, "T")
-    mwem_kw = {"update": update, "passes": passes, "average": average}
+    T, mwem_kw = mwem_options(T, update, passes, average)
     sizes = [check_positive_int(int(s), "sizes") for s in sizes]
     if not sizes:
         raise ValueError("sizes is empty; pass e.g. (64, 128)")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from dpgraph.baselines.mwem import DEFAULT_PASSES, DEFAULT_T
@@ -102,6 +103,11 @@ def _int_list(text: str) -> tuple[int, ...]:
     return out
 
 
+def _listed(values: Sequence[int]) -> str:
+    """``values`` as :func:`_int_list` reads them (``1,8,64``), for help texts."""
+    return ",".join(map(str, values))
+
+
 def run_experiment(name: str, args: argparse.Namespace) -> int:
     """Run one experiment from parsed CLI arguments; return an exit code."""
     if name == "heterogeneity":
@@ -162,10 +168,10 @@ def register(subparsers: Any) -> None:
 
     Examples
     --------
-    >>> import argparse
-    >>> p = argparse.ArgumentParser(prog="dpgraph experiment")
-    >>> register(p.add_subparsers(dest="experiment"))
-    >>> a = p.parse_args(["scaling", "--out", "o", "--quick"])
+    As wired into ``dpgraph experiment`` by :func:`dpgraph.cli.build_parser`:
+
+    >>> from dpgraph.cli import build_parser
+    >>> a = build_parser().parse_args(["experiment", "scaling", "--out", "o", "--quick"])
     >>> a.quick, callable(a.func)
     (True, True)
     """
@@ -212,14 +218,12 @@ def _add_heterogeneity_options(p: argparse.ArgumentParser) -> None:
                    help="choose MWEM's T per h on held-out movies (ranks 129-256), then "
                         "evaluate on the test movies (ranks 1-128)")
     p.add_argument("--T-grid", type=_int_list, default=DEFAULT_T_GRID,
-                   help="candidate T values for --heldout-T (default "
-                        f"{','.join(map(str, DEFAULT_T_GRID))})")
+                   help=f"candidate T values for --heldout-T (default {_listed(DEFAULT_T_GRID)})")
     g = p.add_argument_group("one release, many workloads")
     g.add_argument("--total-budget", action="store_true",
                    help="answer W workloads under one total eps: E from one release, MWEM "
                         "with eps/W each; writes total-budget.*")
     g.add_argument("--workloads", type=_int_list, default=None,
-                   help="numbers of workloads W (default "
-                        f"{','.join(map(str, DEFAULT_WORKLOADS))})")
+                   help=f"numbers of workloads W (default {_listed(DEFAULT_WORKLOADS)})")
     g.add_argument("--h-values", type=_int_list, default=None,
                    help="heterogeneities of the workloads with --total-budget (default 1,16,128)")

@@ -24,7 +24,7 @@ from dpgraph.experiments._harness import (
 from dpgraph.experiments.ratings_data import RATING_UNIVERSE, STAND_IN_NOTE, random_row_functions
 from dpgraph.validation import check_epsilon, check_positive_int
 
-__all__ = ["scaling"]
+__all__ = ["finish_slope_plot", "scaling"]
 
 
 @deliberately_seeded
@@ -117,15 +117,25 @@ def scaling(
     return ExperimentResult("scaling", rows, summary, meta, _plot)
 
 
+def finish_slope_plot(ax: Any, res: ExperimentResult, xlabel: str, bound: str = "") -> None:
+    """Log-log axes of a worst-case squared error against n, titled with the fitted slope.
+
+    ``res.meta["targets"]`` holds ``slope`` and ``slope_se``; ``bound`` is
+    appended to the title (e.g. ``" (bound: -1/2)"``).  Also the axes of
+    :mod:`dpgraph.experiments.continuous`.
+    """
+    t = res.meta["targets"]
+    ax.set_title(f"fitted slope {t['slope']:.3f} ± {t['slope_se']:.3f}{bound}", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("worst-case squared error")
+
+
 def _plot(ax: Any, res: ExperimentResult) -> None:
     s = res.summary
     n = np.array([v["n"] for v in s], float)
     ax.errorbar(n, [v["E_worst_sq"] for v in s], yerr=[v["E_worst_sq_sem"] for v in s],
                 fmt="o-", capsize=3, label="mechanism E + $q_u$ (worst of 200 queries)")
     ax.plot(n, [v["lemma2_bound"] for v in s], "k--", label="Lemma 2 upper bound")
-    t = res.meta["targets"]
-    ax.set_title(f"fitted slope {t['slope']:.3f} ± {t['slope_se']:.3f}", fontsize=9)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("database size n (ratings)")
-    ax.set_ylabel("worst-case squared error")
+    finish_slope_plot(ax, res, "database size n (ratings)")

@@ -34,6 +34,7 @@ from dpgraph.experiments._harness import (
     deliberately_seeded,
     mean_sem,
     mwem_label,
+    mwem_options,
     progress_bar,
 )
 from dpgraph.experiments.heterogeneity import check_h_values, draw_workload, mwem_errors
@@ -138,12 +139,11 @@ def total_budget(
     """
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
-    T = check_positive_int(T, "T")
+    T, mwem_kw = mwem_options(T, update, passes, average)
     n_movies = check_positive_int(n_movies, "n_movies")
     n_queries = check_positive_int(n_queries, "n_queries")
     Ws = sorted({check_positive_int(int(w), "workloads") for w in workloads})
     hs = check_h_values(h_values, n_movies)
-    mwem_kw = {"update": update, "passes": passes, "average": average}
     labels, unit, _ = top_movies(ratings, n_movies)  # one unit per movie
     U = RATING_UNIVERSE
     M = MechanismE(U, epsilon)

@@ -156,10 +156,13 @@ def multi_query_popcount(words: np.ndarray, rowsel: np.ndarray, masks: np.ndarra
     first_row, first_word : int
         Offsets of the tile in the matrix.
     upper : bool
+        True for a tile of an upper-triangular release (words left of the
+        diagonal are skipped).
 
     Returns
     -------
     numpy.ndarray of int64, shape (Q,)
+        Set bits of the selected rows under each query's mask.
 
     Examples
     --------

@@ -234,6 +234,7 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         Returns
         -------
         Estimate
+            Unbiased number of S-T edges; ``std`` is exact and graph-independent.
 
         Examples
         --------

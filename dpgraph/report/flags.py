@@ -86,6 +86,7 @@ class Detectability:
     Attributes
     ----------
     detected : bool
+        True when the result shows community structure the release resolves.
     structural : int
         Eigenvalues of the debiased adjacency above the noise edge beyond the
         first (which carries the overall density).

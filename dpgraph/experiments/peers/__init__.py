@@ -47,29 +47,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import metrics
 from .bench import run, score_method, summarize
 from .data import DATASETS, SOK_FILES, load_graph, nx_induced, published_figures
-from .metrics import (
-    EPSILONS,
-    METHODS,
-    METRICS,
-    ari,
-    count_vector,
-    degree_kl,
-    graph_metrics,
-    naive_metrics,
-    nmi,
-    partition_labels,
-    sequence_from_hist,
-    wasserstein,
-)
+from .metrics import *  # noqa: F403 (re-exported: the metrics are part of this API)
+from .metrics import EPSILONS, METHODS
 from .report import format_table, replot
 
 __all__ = [
-    "DATASETS", "EPSILONS", "METHODS", "METRICS", "SOK_FILES", "ari", "count_vector",
-    "degree_kl", "format_table", "graph_metrics", "load_graph", "naive_metrics", "nmi",
-    "nx_induced", "partition_labels", "published_figures", "register", "replot", "run",
-    "score_method", "sequence_from_hist", "summarize", "wasserstein",
+    "DATASETS", "SOK_FILES", "format_table", "load_graph",
+    "nx_induced", "published_figures", "register", "replot", "run", "score_method", "summarize",
+    *metrics.__all__,
 ]
 
 
@@ -94,10 +82,10 @@ def register(experiment_subparsers: Any) -> None:
 
     Examples
     --------
-    >>> import argparse
-    >>> p = argparse.ArgumentParser(prog="dpgraph experiment")
-    >>> register(p.add_subparsers(dest="experiment"))
-    >>> a = p.parse_args(["peers", "--out", "o", "--quick"])
+    As wired into ``dpgraph experiment`` by :func:`dpgraph.cli.build_parser`:
+
+    >>> from dpgraph.cli import build_parser
+    >>> a = build_parser().parse_args(["experiment", "peers", "--out", "o", "--quick"])
     >>> a.quick, a.dataset, callable(a.func)
     (True, ['facebook'], True)
     """

@@ -108,6 +108,7 @@ def edge_count(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     Returns
     -------
     StatisticEstimate
+        The debiased edge count with its exact standard deviation.
 
     Examples
     --------

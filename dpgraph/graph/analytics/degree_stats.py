@@ -81,6 +81,7 @@ def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstim
     Returns
     -------
     StatisticEstimate
+        The point estimate; its interval is the whole feasible range [-1, 1].
 
     Examples
     --------

@@ -213,6 +213,7 @@ def triangles(R: PrivateGraph, proper: bool = True,
     Returns
     -------
     StatisticEstimate
+        The triangle count (unbiased, or projected), with an estimated std.
 
     Examples
     --------
@@ -222,27 +223,27 @@ def triangles(R: PrivateGraph, proper: bool = True,
     >>> abs(t.value - 45) < 4 * t.std
     True
     """
-    st = triangle_statistics(R, progress)
-    n = R.number_of_nodes()
-    est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
-                   feasible_range=(0.0, n * (n - 1) * (n - 2) / 6))
-    return finish(est, proper)
+    return _motif_count(R, "triangles", 6, proper, progress)
 
 
 def wedges(R: PrivateGraph, proper: bool = True,
            progress: bool | None = None) -> StatisticEstimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
+    Counted in the same pass as :func:`triangles` (see
+    :func:`triangle_statistics`); ``std`` is likewise estimated from the release.
+
     Parameters
     ----------
     proper : bool, default True
         Project the value onto [0, n C(n - 1, 2)]; False returns the unbiased count.
     progress : bool or None, default None
-        Progress bar of the triangle pass (see :func:`triangle_statistics`).
+        As in :func:`triangles`.
 
     Returns
     -------
     StatisticEstimate
+        Unbiased (or projected) wedge count.
 
     Examples
     --------
@@ -253,10 +254,20 @@ def wedges(R: PrivateGraph, proper: bool = True,
     >>> abs(w.value - truth) < 4 * w.std
     True
     """
+    return _motif_count(R, "wedges", 2, proper, progress)
+
+
+def _motif_count(R: PrivateGraph, name: str, divisor: int, proper: bool,
+                 progress: bool | None) -> StatisticEstimate:
+    """Count ``name`` of :class:`TriangleStatistics` with its estimated std.
+
+    The feasible range is [0, n (n - 1) (n - 2) / divisor]: 6 for triangles
+    (C(n, 3)), 2 for wedges (n C(n - 1, 2)).
+    """
     st = triangle_statistics(R, progress)
     n = R.number_of_nodes()
-    est = Estimate(st.wedges, float(np.sqrt(st.var_wedges)), exact_std=False,
-                   feasible_range=(0.0, n * (n - 1) * (n - 2) / 2))
+    est = Estimate(getattr(st, name), float(np.sqrt(getattr(st, "var_" + name))),
+                   exact_std=False, feasible_range=(0.0, n * (n - 1) * (n - 2) / divisor))
     return finish(est, proper)
 
 
