@@ -179,7 +179,7 @@ def register(subparsers: Any) -> None:
     r = subparsers.add_parser(
         "report", help="a self-contained HTML report of a release for the analyst",
         description="Post-processing of the release only: what it protects, every debiased "
-                    "statistic with its 95%% CI, degrees, communities, cut accuracy, citation.")
+                    "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
     r.add_argument("--title", default=None, help="title of the report (default: the file name)")

@@ -152,3 +152,19 @@ def test_experiment_registered():
     facebook_cuts.register(exp)
     args = ap.parse_args(["experiment", "facebook-cuts", "--quick", "--out", "x"])
     assert args.quick and callable(args.func)
+
+
+def test_no_help_text_shows_a_doubled_percent_sign():
+    # argparse %-formats help strings but not descriptions: "95%%" in a description leaks
+    import dpgraph.cli
+
+    parser = dpgraph.cli.build_parser()
+    pending, seen = [parser], 0
+    while pending:
+        p = pending.pop()
+        assert "%%" not in p.format_help(), p.prog
+        seen += 1
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend(action.choices.values())
+    assert seen >= 10
