@@ -28,10 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # the scripts' own import style: ``from _common import ...``
+from _common import QUICK_ENV, RESULTS_ENV, cpu_model, load_average, table
 
-from _common import QUICK_ENV, RESULTS_ENV, cpu_model, load_average, table  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def discover(only: list[str] | None = None, skip: list[str] | None = None) -> list[Path]:

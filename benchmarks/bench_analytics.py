@@ -15,25 +15,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import warnings
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(__file__))
+from _common import report
 
 import dpgraph
 from dpgraph.exceptions import SeededReleaseWarning
 
 warnings.simplefilter("ignore", SeededReleaseWarning)
-
-try:  # the shared runner's recorder, when present
-    from _common import report  # type: ignore
-except ImportError:  # pragma: no cover - standalone
-    def report(measure: str, ratio: float, target: float | None = None, *,
-               higher_is_better: bool = True, baseline: str = "", note: str = "") -> None:
-        print(f"RATIO {measure}: {ratio:.2f} (target {target}, baseline {baseline}) {note}")
 
 
 def _best(fn, repeat: int) -> float:

@@ -25,29 +25,17 @@ import sys
 
 import networkx as nx
 import numpy as np
+from _common import (
+    facebook_or_none,
+    machine,
+    random_graph,
+    report,
+    table,
+    timeit,
+    timeit_interleaved,
+)
 
 import dpgraph
-
-try:
-    from _common import (
-        facebook_or_none,
-        machine,
-        random_graph,
-        report,
-        table,
-        timeit,
-        timeit_interleaved,
-    )
-except ImportError:  # pragma: no cover
-    from benchmarks._common import (
-        facebook_or_none,
-        machine,
-        random_graph,
-        report,
-        table,
-        timeit,
-        timeit_interleaved,
-    )
 
 
 def half_cuts(n: int, q: int, seed: int) -> np.ndarray:

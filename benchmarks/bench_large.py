@@ -20,14 +20,10 @@ import tempfile
 import time
 
 import numpy as np
+from _common import machine, peak_rss_mib, quick, random_graph, report, table, timeit
 
 import dpgraph
 from dpgraph import load
-
-try:
-    from _common import machine, peak_rss_mib, quick, random_graph, report, table, timeit
-except ImportError:  # pragma: no cover
-    from benchmarks._common import machine, peak_rss_mib, quick, random_graph, report, table, timeit
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,6 +25,16 @@ import time
 
 import networkx as nx
 import numpy as np
+from _common import (
+    facebook_or_none,
+    machine,
+    quick,
+    random_graph,
+    report,
+    table,
+    timeit,
+    timeit_interleaved,
+)
 
 import dpgraph
 from dpgraph.core.probabilities import rr_probabilities
@@ -32,29 +42,6 @@ from dpgraph.core.randomness import SecureRandom, SeededRandom
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import words_per_row
 from dpgraph.graph.release import sample_packed_flips
-
-try:  # run as a script or as a module
-    from _common import (
-        facebook_or_none,
-        machine,
-        quick,
-        random_graph,
-        report,
-        table,
-        timeit,
-        timeit_interleaved,
-    )
-except ImportError:  # pragma: no cover
-    from benchmarks._common import (
-        facebook_or_none,
-        machine,
-        quick,
-        random_graph,
-        report,
-        table,
-        timeit,
-        timeit_interleaved,
-    )
 
 
 def naive_release(G: nx.Graph, p: float, rng: np.random.Generator) -> np.ndarray:
