@@ -37,12 +37,6 @@ interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
 
-from ._shared import (  # noqa: F401  (private: experiments and tests until public accessors exist)
-    _block_rows,
-    _dense_release,
-    _entry_map,
-    _entry_variances,
-)
 from .community import Communities, communities
 from .counts import (
     NodeEstimates,

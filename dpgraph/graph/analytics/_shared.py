@@ -38,20 +38,10 @@ def _undirected(R: Any, what: str) -> None:
         )
 
 
-def _alpha_beta(channel: Channel) -> tuple[float, float]:
-    """P(1 | edge), P(1 | non-edge) of a binary channel (the channel's accessors)."""
-    return channel.alpha, channel.beta
-
-
 def _entry_map(channel: Channel) -> tuple[float, float]:
     """(z0, z1): the channel's debiased value of one released 0 and one released 1."""
     z = channel.debias(np.array([0.0, 1.0]))
     return float(z[0]), float(z[1])
-
-
-def _entry_variances(channel: Channel) -> tuple[float, float]:
-    """(v0, v1): Var Z_ij for a non-edge and for an edge (the channel's accessor)."""
-    return channel.entry_variances()
 
 
 class ReleaseCache:

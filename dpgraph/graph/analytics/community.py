@@ -46,7 +46,6 @@ from ._shared import (
     _check_seed,
     _dense_release,
     _entry_map,
-    _entry_variances,
     _undirected,
 )
 from .counts import edge_count
@@ -279,7 +278,7 @@ def _heldout_modularity(W: np.ndarray, held: np.ndarray, lab: np.ndarray, channe
     H[np.arange(n), lab] = 1.0
     C = (H.T @ (W @ H)).astype(np.float64)  # ordered-pair block sums
     P = (H.T @ (held.astype(W.dtype) @ H)).astype(np.float64)  # ordered held-out pairs
-    v0, v1 = _entry_variances(channel)
+    v0, v1 = channel.entry_variances()
     g = holdout
     # sum over ordered pairs of Var W_ij: the channel's noise (v0 + (v1 - v0) A_ij) / g^2
     # on held-out pairs, plus which true edges fell in the held-out part, A_ij (1 - g) / g
@@ -426,7 +425,7 @@ def communities(
     m = edge_count(R)
     z0, z1 = _entry_map(R.channel)
     dl = z1 - z0
-    v0, v1 = _entry_variances(R.channel)
+    v0, v1 = R.channel.entry_variances()
     Y = _dense_release(R)
     F, f = _pair_split(n, 1.0 - holdout, seed)
     holdout = 1.0 - f

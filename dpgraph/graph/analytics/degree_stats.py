@@ -11,7 +11,6 @@ from ...core.estimators import Channel, StatisticEstimate
 from .._memory import check_fits
 from ._shared import (
     Z95,
-    _alpha_beta,
     _cache,
     _entry_map,
     _observed_degrees,
@@ -139,7 +138,7 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
 
     if n < 2:
         raise ValueError(f"n must be >= 2, got {n}")
-    alpha, beta = _alpha_beta(channel)
+    alpha, beta = channel.alpha, channel.beta
     dmax = n - 1 if max_degree is None else int(min(max_degree, n - 1))
     check_fits(2 * n * (dmax + 1) * 8, f"the {n} x {dmax + 1} degree transition matrix")
     L = 1 << int(np.ceil(np.log2(2 * n)))

@@ -19,7 +19,6 @@ from ._shared import (
     _cache,
     _dense_release,
     _entry_map,
-    _entry_variances,
     _observed_degrees,
     _released_pairs,
     _undirected,
@@ -123,7 +122,7 @@ def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> Triang
     z0, z1 = _entry_map(R.channel)
     dl = z1 - z0
     u0, eps_u = z0 * z0, z1 * z1 - z0 * z0
-    v0, v1 = _entry_variances(R.channel)
+    v0, v1 = R.channel.entry_variances()
     gam = v1 - v0
     w0, om = v0 + gam * z0, gam * dl
     Y = _dense_release(R)
@@ -344,7 +343,7 @@ def _weighted_triangle_variance(R: Any, st: TriangleStatistics, w: np.ndarray) -
     vmax = max(v0, v1) (exact for randomized response, an upper bound otherwise).
     """
     n = R.number_of_nodes()
-    v0, v1 = _entry_variances(R.channel)
+    v0, v1 = R.channel.entry_variances()
     vmax = max(v0, v1)
     p1, p2 = float(w.sum()), float(np.sum(w * w))
     e2 = 0.5 * (p1 * p1 - p2)

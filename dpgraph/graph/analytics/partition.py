@@ -10,7 +10,6 @@ import numpy as np
 
 from ...core.estimators import Estimate, StatisticEstimate, count_estimate, unbiased_estimate
 from ._shared import (
-    _entry_variances,
     _observed_degrees,
     _released_pairs,
     _undirected,
@@ -77,7 +76,7 @@ def _modularity_from_labels(R: Any, lab: np.ndarray) -> Estimate:
     # D_c = sum_in 2 Z + sum_out Z, so Var D_c = sum_in 4 Var Z + sum_out Var Z with
     # Var Z_ij = v0 + (v1 - v0) x_ij; replacing x_ij by Z_ij gives an unbiased estimate
     # of Var D_c for any channel (the core's std is a worst-case bound for asymmetric ones)
-    v0, v1 = _entry_variances(R.channel)
+    v0, v1 = R.channel.entry_variances()
     out_obs = dsum_obs - 2.0 * within_obs
     z_in = np.asarray(e_c.value, dtype=float)
     z_out = np.asarray(count_estimate(out_obs, out_pairs, R.channel).value, dtype=float)
@@ -111,7 +110,7 @@ def _modularity_parts(within_obs: Any, out_obs: Any, sizes: np.ndarray, n: int,
     N = n * (n - 1) / 2.0
     in_pairs = sizes * (sizes - 1) / 2.0
     out_pairs = sizes * (n - sizes)
-    v0, v1 = _entry_variances(channel)
+    v0, v1 = channel.entry_variances()
     e = channel.debias(within_obs, in_pairs)
     z_out = channel.debias(out_obs, out_pairs)
     D = 2.0 * e + z_out

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._shared import _entry_map, _entry_variances
+from ._shared import _entry_map
 
 
 def _debiased_operator(R: Any):
@@ -39,7 +39,7 @@ def _noise_edge(R: Any, m: float) -> float:
     """
     n = R.number_of_nodes()
     N = n * (n - 1) / 2
-    v0, v1 = _entry_variances(R.channel)
+    v0, v1 = R.channel.entry_variances()
     rho = float(np.clip(m / N, 0.0, 1.0))
     vbar = v0 * (1 - rho) + v1 * rho
     return float(2.0 * np.sqrt(n * (vbar + rho * (1 - rho))))

@@ -9,7 +9,6 @@ import numpy as np
 
 from .._memory import check_fits
 from ._shared import (
-    _alpha_beta,
     _block_rows,
     _check_seed,
     _observed_degrees,
@@ -99,7 +98,7 @@ def synthesize(
     seed = _check_seed(seed)
     n = R.number_of_nodes()
     check_fits(6 * n * n, f"synthesis over the {n * (n - 1) // 2} vertex pairs")
-    alpha, beta = _alpha_beta(R.channel)
+    alpha, beta = R.channel.alpha, R.channel.beta
     m_hat = int(np.clip(round(float(edge_count(R).value)), 0, n * (n - 1) // 2))
     if rank is None:
         edge = _noise_edge(R, m_hat) * 1.03
