@@ -430,7 +430,7 @@ def communities(
     F, f = _pair_split(n, 1.0 - holdout, seed)
     holdout = 1.0 - f
     Z = _masked_debiased(Y, F, z0 / f, dl / f)
-    N = n * (n - 1) / 2.0
+    N = R.number_of_pairs()
     rho = float(np.clip(float(m.value) / N, 0.0, 1.0))
     vbar = v0 * (1.0 - rho) + v1 * rho
     s2 = (vbar + rho) / f - rho * rho  # Var of a finding-part entry, averaged over pairs

@@ -38,7 +38,7 @@ def _noise_edge(R: Any, m: float) -> float:
     community structure has no eigenvalue of Z far above this.
     """
     n = R.number_of_nodes()
-    N = n * (n - 1) / 2
+    N = R.number_of_pairs()
     v0, v1 = R.channel.entry_variances()
     rho = float(np.clip(m / N, 0.0, 1.0))
     vbar = v0 * (1 - rho) + v1 * rho

@@ -96,10 +96,10 @@ def synthesize(
 
     _undirected(R, "synthesize")
     seed = _check_seed(seed)
-    n = R.number_of_nodes()
-    check_fits(6 * n * n, f"synthesis over the {n * (n - 1) // 2} vertex pairs")
+    n, N = R.number_of_nodes(), R.number_of_pairs()
+    check_fits(6 * n * n, f"synthesis over the {N} vertex pairs")
     alpha, beta = R.channel.alpha, R.channel.beta
-    m_hat = int(np.clip(round(float(edge_count(R).value)), 0, n * (n - 1) // 2))
+    m_hat = int(np.clip(round(float(edge_count(R).value)), 0, N))
     if rank is None:
         edge = _noise_edge(R, m_hat) * 1.03
         vals, vecs = _leading_eigen(R, edge, 60)
@@ -118,7 +118,7 @@ def synthesize(
         nv = n * ((alpha * (1 - alpha) + beta * (1 - beta)) / 2) / R.channel.d**2
         theta = 0.5 * (lam + np.sqrt(np.maximum(lam * lam - 4 * nv, 0.0)))
         lk = np.sign(lk) * theta
-    pbar = m_hat / max(n * (n - 1) / 2, 1)
+    pbar = m_hat / max(N, 1)
     lo, hi = np.log(alpha / beta) if beta > 0 else 50.0, np.log((1 - alpha) / (1 - beta)) if alpha < 1 else -50.0
     rng = np.random.default_rng(seed)
     Ycsr = Y.tocsr()
