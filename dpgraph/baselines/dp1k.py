@@ -40,9 +40,11 @@ description:
    uniformly at random, self-loops and repeated pairs dropped.
 
 The histogram carries no node identities, so the degrees are given to the
-nodes by a uniformly random permutation (the port behind PGB's figures gave
-them in label order, which lets the node numbering of the input leak into
-partition scores).  Two further differences from that port: its histogram
+nodes by a uniformly random permutation, and Havel-Hakimi, which breaks ties
+by position, runs on a second random order of the nodes (the port behind
+PGB's figures gave degrees in label order; either way the node numbering of
+the input, often grouped by community, would shape the graph and score as
+community agreement).  Two further differences from that port: its histogram
 stopped at the true maximum degree (a non-private quantity) and its graph
 had as many nodes as the noisy histogram counted, not n.
 
@@ -260,7 +262,11 @@ def dp1k(G: Any, epsilon: float, seed: Any = None,
     if deg.sum() % 2:
         deg[int(np.argmax(deg))] -= 1
     if construction == "havel-hakimi":
-        r, c, unmatched = _havel_hakimi(deg)
+        # ties are broken by position: run on a random order of the nodes, so that the
+        # numbering of the input (often grouped by community) cannot shape the graph
+        perm = rng.permutation(n)
+        r, c, unmatched = _havel_hakimi(deg[perm])
+        r, c = perm[r], perm[c]
     else:
         r, c, unmatched = _configuration(deg, rng)
     nodes = enc.index.nodes
