@@ -230,9 +230,12 @@ def _overview(out: Path, name: str, idx: dict, eps_list: list, meths: list, colo
         if not higher:
             ax.set_yscale("log")
         ax.set_title(label + (" ↑" if higher else " ↓"), fontsize=9)
-    axes[0, 0].legend(fontsize=6)
+    from matplotlib.lines import Line2D
+
+    fig.legend([Line2D([], [], color=colors[m], marker="o") for m in meths],
+               [METHOD_LABELS[m] for m in meths], loc="lower center", ncol=len(meths), fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.96))
     fig.suptitle(f"{name}: every metric against epsilon (means over releases)")
-    fig.tight_layout()
     fig.savefig(out / f"peers_{name}.png", dpi=80)
     plt.close(fig)
 
