@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecation import renamed_property
-from .estimators import Channel, Estimate, project, unbiased_estimate
-from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
+from .estimate import Estimate, project
+from .estimators import Channel, unbiased_estimate
 from .queries import StatisticalQuery
+from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
 from .randomness import SeedLike, resolve_random, warn_if_seeded
 from .sampling import rr_sample
 from .universe import Universe
@@ -57,9 +57,6 @@ class MechanismE(CertifiedRelease):
         self.probabilities: RRProbabilities = rr_probabilities(epsilon, universe.K)
         self.channel: Channel = Channel.randomized_response(self.probabilities)
 
-    keep_probability = renamed_property("keep_probability", "truth_probability")
-    move_probability = renamed_property("move_probability", "flip_probability")
-
     def release(self, X: Any, seed: SeedLike = None, *, ledger: Any = None) -> np.ndarray:
         """Release a database of labels; eps-DP for every row.
 
@@ -94,7 +91,7 @@ class MechanismE(CertifiedRelease):
         return self.universe.decode(rr_sample(idx, self.probabilities, source))
 
     def estimate(
-        self, query: StatisticalQuery, Y: Any, proper: bool = False
+        self, query: StatisticalQuery, Y: Any, proper: bool = True
     ) -> Estimate:
         """Answer a statistical query (or a batch) from a release ``Y``.
 
@@ -103,9 +100,10 @@ class MechanismE(CertifiedRelease):
         query : StatisticalQuery
         Y : array_like
             The released labels, one per row of the query.
-        proper : bool, default False
-            False gives the unbiased estimator q_u (Lemma 2).  True gives the
-            proper estimator (Lemma 3): q_u clipped to the range of q and, for
+        proper : bool, default True
+            True gives the proper estimator (Lemma 3), False the unbiased
+            estimator q_u (Lemma 2), which is also ``raw`` of the proper one.
+            The proper estimator is q_u clipped to the range of q and, for
             integer-valued row functions, rounded onto the lattice
             {k / sum_i c_i}.  That lattice contains every achievable answer; it
             equals the set of achievable answers when each row function takes

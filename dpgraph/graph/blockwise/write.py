@@ -14,7 +14,6 @@ import hmac
 import os
 import struct
 import sys
-import warnings
 from collections.abc import Iterator, Sized
 from typing import Any
 
@@ -22,11 +21,11 @@ import numpy as np
 
 from ...core.probabilities import RRProbabilities, rr_probabilities
 from .cluster import run_tasks, share
+from .graph import BlockwiseGraph
 from .input import EdgeInput, edge_input_from_graph, read_edge_list
-from .queries import BlockwiseGraph
+from .location import StoreLocation
+from .reader import FORMAT, FORMAT_VERSION, _open
 from .sizing import check_resources
-from .storage import StoreLocation
-from .store import FORMAT, FORMAT_VERSION, _open
 from .tiles import (
     DEFAULT_TILE,
     TilePlan,
@@ -218,7 +217,6 @@ def release_blockwise(
     resume: bool = False,
     storage_options: dict | None = None,
     progress: bool = False,
-    registry: Any = None,
 ) -> BlockwiseGraph:
     """Release a graph tile by tile on Dask and store it as a Zarr array of packed bits.
 
@@ -260,9 +258,6 @@ def release_blockwise(
         fsspec options for a remote store.
     progress : bool, default False
         Show a tqdm bar over tiles.
-    registry : optional
-        Deprecated and ignored: the per-release nonce makes a key registry
-        unnecessary.
 
     Returns
     -------
@@ -291,10 +286,6 @@ def release_blockwise(
             raise TypeError(
                 f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
             )
-    if registry is not None:
-        warnings.warn("registry= is deprecated and ignored: every blockwise release draws a "
-                      "fresh nonce, so a key never repeats flips", DeprecationWarning,
-                      stacklevel=2)
     overwrite = _check_flag(overwrite, "overwrite")
     resume = _check_flag(resume, "resume")
     directed = _check_flag(directed, "directed")

@@ -11,10 +11,10 @@ from ..core.probabilities import rr_probabilities
 from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
 from ..validation import Boolean, Epsilon, validate_params
 from ._memory import check_release_fits
+from .dense import release_packed
 from .inputs import GraphInput, encode_input
 from .io import read_release
 from .private import PrivateGraph
-from .release import release_packed
 from .sparse import release_sparse, subsampled_probabilities
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def release(
     A sparse release with about 30 released non-edges (plus the kept true edges):
 
     >>> S = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0, target_edges=30)
-    >>> 10 < S.number_of_edges() < 60, round(S.keep, 3)
+    >>> 10 < S.number_of_released_edges() < 60, round(S.keep, 3)
     (True, 0.199)
 
     An edge array with its public vertex set (node 4 has no edge):
