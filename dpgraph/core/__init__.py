@@ -14,9 +14,9 @@ from .estimate import (
     project,
 )
 from .estimators import Channel, count_estimate, unbiased_estimate
-from .queries import StatisticalQuery
 from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
+from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
 from .universe import Universe
 

@@ -6,12 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from ..ledger import PrivacyLedger
 from .estimate import Estimate, project
 from .estimators import Channel, unbiased_estimate
-from .queries import StatisticalQuery
 from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
-from .randomness import SeedLike, resolve_random, warn_if_seeded
+from .queries import StatisticalQuery
+from .randomness import SeedLike
 from .sampling import rr_sample
+from .transaction import ReleaseTransaction
 from .universe import Universe
 
 __all__ = ["MechanismE"]
@@ -57,7 +59,8 @@ class MechanismE(CertifiedRelease):
         self.probabilities: RRProbabilities = rr_probabilities(epsilon, universe.K)
         self.channel: Channel = Channel.randomized_response(self.probabilities)
 
-    def release(self, X: Any, seed: SeedLike = None, *, ledger: Any = None) -> np.ndarray:
+    def release(self, X: Any, seed: SeedLike = None, *,
+                ledger: PrivacyLedger | None = None) -> np.ndarray:
         """Release a database of labels; eps-DP for every row.
 
         Parameters
@@ -78,17 +81,10 @@ class MechanismE(CertifiedRelease):
         numpy.ndarray
             Released labels, same shape as X.
         """
-        from ..ledger import PrivacyLedger  # the ledger sits above core
-
-        if ledger is not None and not isinstance(ledger, PrivacyLedger):
-            raise TypeError(
-                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}")
+        tx = ReleaseTransaction(self.epsilon, K=self.universe.K, seed=seed, ledger=ledger)
         idx = self.universe.encode(X)
-        source = resolve_random(seed)
-        if ledger is not None:
-            ledger.charge(self.epsilon)
-        warn_if_seeded(source)
-        return self.universe.decode(rr_sample(idx, self.probabilities, source))
+        source = tx.commit(stacklevel=3)  # the warning names the caller
+        return self.universe.decode(rr_sample(idx, tx.probabilities, source))
 
     def estimate(
         self, query: StatisticalQuery, Y: Any, proper: bool = True

@@ -19,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ...core.probabilities import RRProbabilities, rr_probabilities
+from ...core.probabilities import RRProbabilities
+from ...core.transaction import ReleaseTransaction
+from ...ledger import PrivacyLedger
+from ...validation import check_bool
 from .cluster import run_tasks, share
 from .graph import BlockwiseGraph
 from .input import EdgeInput, edge_input_from_graph, read_edge_list
@@ -186,12 +189,6 @@ def _as_edge_input(edges: Any, nodes: Any, directed: bool,
     return edge_input_from_graph(edges, directed=directed)
 
 
-def _check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
-
-
 def _refuse_foreign(loc: StoreLocation) -> None:
     local = loc.local_path
     if (local is not None and os.path.exists(local) and not loc.exists()
@@ -212,7 +209,7 @@ def release_blockwise(
     key: bytes | None = None,
     tile: tuple[int, int] = DEFAULT_TILE,
     client: Any = None,
-    ledger: Any = None,
+    ledger: PrivacyLedger | None = None,
     overwrite: bool = False,
     resume: bool = False,
     storage_options: dict | None = None,
@@ -278,17 +275,11 @@ def release_blockwise(
     """
     import dask
 
-    rr = rr_probabilities(epsilon, 2)
-    if ledger is not None:
-        from ...ledger import PrivacyLedger
-
-        if not isinstance(ledger, PrivacyLedger):
-            raise TypeError(
-                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
-            )
-    overwrite = _check_flag(overwrite, "overwrite")
-    resume = _check_flag(resume, "resume")
-    directed = _check_flag(directed, "directed")
+    tx = ReleaseTransaction(epsilon, K=2, ledger=ledger)
+    rr = tx.probabilities
+    overwrite = check_bool(overwrite, "overwrite")
+    resume = check_bool(resume, "resume")
+    directed = check_bool(directed, "directed")
     if overwrite and resume:
         raise ValueError("pass overwrite=True or resume=True, not both")
     if resume and key is None:
@@ -315,9 +306,9 @@ def release_blockwise(
         if resume:
             nonce = _resumable_nonce(old, loc, key, data, rr, (tr, tc))
         else:
-            if ledger is not None:
-                ledger.charge(rr.epsilon, label="blockwise release")
-            key = key if key is not None else os.urandom(32)
+            # every check that can fail is above: charge the ledger, then sample
+            source = tx.commit(label="blockwise release", stacklevel=3)
+            key = key if key is not None else source.uint64(4).tobytes()
             nonce = new_nonce()
             _create_store(loc, plan, data, rr, key, nonce, (tr, tc))
         keys_d = share(data.keys, client)
