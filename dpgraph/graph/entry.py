@@ -12,7 +12,7 @@ from ..core.transaction import ReleaseTransaction
 from ..validation import Boolean, validate_params
 from ._memory import check_release_fits
 from .dense import release_packed
-from .inputs import GraphInput, encode_input
+from .inputs import GraphInput, public_n, read_input
 from .io import read_release
 from .private import PrivateGraph
 from .sparse import release_sparse, subsampled_probabilities
@@ -44,12 +44,17 @@ def release(
 
     Parameters
     ----------
-    G : networkx graph, scipy.sparse matrix, (m, 2) edge array or edge-list path
+    G : networkx graph, scipy.sparse matrix, edge-list path, DataFrame or (m, 2) edge array
         A simple graph (no self-loops; repeated edges count once), at least 2
         nodes: a networkx ``Graph``/``DiGraph``; a square scipy.sparse
-        adjacency matrix (any non-zero entry is an edge); an (m, 2) array of
-        edges given by node labels; or the path of a text file with one
-        ``u v`` edge a line (``#`` comments, further columns ignored).
+        adjacency matrix (any non-zero entry is an edge); the path or URL of
+        a text file with one ``u v`` edge a line (plain or gzip, ``#``
+        comments, further columns ignored); a pandas or polars DataFrame or a
+        pyarrow Table of edges (the columns ``source`` and ``target`` when it
+        has both, else the first two; further columns ignored); or an (m, 2)
+        array of edges given by node labels.  Edge attributes (weights,
+        further columns) are dropped with a
+        :class:`~dpgraph.exceptions.DroppedAttributesWarning`.
     epsilon : float
         Privacy parameter per vertex pair, finite and > 0.
     seed : None, int, numpy.random.Generator, numpy.random.RandomState or random.Random
@@ -60,8 +65,9 @@ def release(
         :func:`dpgraph.core.resolve_random`.
     directed : bool, default False
         Opt in to releasing a directed graph, one row per ordered pair.
-    nodes : sequence of node labels, optional
-        The public vertex set.  Required for an edge array or file (it is
+    nodes : int or sequence of node labels, optional
+        The public vertex set: the labels, or the number of nodes n for the
+        labels 0..n-1.  Required for an edge array, table or file (it is
         never inferred from the edges, which would reveal which nodes have
         none); for a matrix, the labels of its rows (default 0..n-1); for a
         networkx graph, a superset of its nodes (the others are isolated).
@@ -118,8 +124,8 @@ def release(
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
     # from the node count alone, before encoding or allocating anything
-    check_release_fits(G, directed, sparse, nodes)
-    enc = encode_input(G, directed=directed, nodes=nodes)
+    check_release_fits(public_n(G, nodes), directed, sparse)
+    enc = read_input(G, directed=directed, nodes=nodes)
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
