@@ -123,7 +123,7 @@ def main(argv=None) -> None:
     from distributed import Client, LocalCluster
 
     from dpgraph.core import SecureRandom, rr_probabilities
-    from dpgraph.graph.blockwise import local_cluster, edge_keys, release_blockwise
+    from dpgraph.graph.blockwise import edge_keys, local_cluster, release_blockwise
     from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
     from dpgraph.graph.private import PrivateGraph
