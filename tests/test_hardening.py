@@ -141,3 +141,180 @@ def test_a_lower_triangle_key_never_reaches_the_sampler(tmp_path):
         bad = Keys(index, np.array([5 * 100 + 3]), False)  # (5, 3)
         blockwise.release_blockwise(bad, 1.0, tmp_path / "x.zarr")
     assert not (tmp_path / "x.zarr").exists()
+
+
+# --------------------------------------------------------------------------- 4. ledger names
+def test_a_ledger_reached_through_a_symlink_keeps_one_budget(tmp_path):
+    from dpgraph import PrivacyLedger
+
+    real = tmp_path / "budget.json"
+    link = tmp_path / "link.json"
+    PrivacyLedger.open(real, total_epsilon=1.0)
+    link.symlink_to(real)
+    A = PrivacyLedger.open(link)
+    B = PrivacyLedger.open(real)
+    A.charge(0.75)
+    assert link.is_symlink()  # the charge replaced the file, not the link
+    with pytest.raises(dpgraph.BudgetExceededError):
+        B.charge(0.5)  # 0.75 + 0.5 > 1 whichever name it is charged through
+    with pytest.raises(dpgraph.BudgetExceededError):
+        PrivacyLedger.open(link).charge(0.5)
+    assert PrivacyLedger.open(real).spent() == 0.75
+
+
+def test_a_ledger_with_a_hard_link_is_refused(tmp_path):
+    from dpgraph import PrivacyLedger
+    from dpgraph.exceptions import LedgerFileError
+
+    real = tmp_path / "budget.json"
+    L = PrivacyLedger.open(real, total_epsilon=1.0)
+    os.link(real, tmp_path / "other.json")
+    for name in (real, tmp_path / "other.json"):
+        with pytest.raises(LedgerFileError, match="hard links"):
+            PrivacyLedger.open(name)
+    with pytest.raises(LedgerFileError, match="hard links"):
+        L.charge(0.5)  # opened before the link was made: refused at the charge
+    assert json.loads(real.read_text())["entries"] == []
+
+
+@pytest.mark.parametrize("typo", ["Default", " default", "default ", "DEFAULT", "\uff44efault"])
+def test_scope_names_are_normalized(typo):
+    from dpgraph import PrivacyLedger
+
+    L = PrivacyLedger(total_epsilon=1.0)
+    L.charge(0.75)
+    with pytest.raises(dpgraph.BudgetExceededError):
+        L.with_scope(typo).charge(0.5)  # the same budget, not a fresh one
+
+
+@pytest.mark.parametrize("bad", ["d\u0435fault", "default\x00", "bud/get", "\u200bdefault"])
+def test_scope_names_that_cannot_be_typed_reliably_are_refused(bad):
+    from dpgraph import PrivacyLedger
+
+    with pytest.raises(ValueError, match="scope"):
+        PrivacyLedger(total_epsilon=1.0, scope=bad)
+
+
+def test_a_new_scope_is_announced_with_the_existing_ones():
+    from dpgraph import PrivacyLedger
+
+    L = PrivacyLedger(total_epsilon=1.0)
+    L.charge(0.5)
+    with pytest.warns(UserWarning, match="'default'"):
+        L.with_scope("survey").charge(0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        L.with_scope("survey").charge(0.25)  # known now: no warning
+        PrivacyLedger(total_epsilon=1.0, scope="first").charge(0.1)  # nothing to confuse
+
+
+def test_a_fifo_is_refused_as_a_ledger_without_blocking(tmp_path):
+    from dpgraph import PrivacyLedger
+    from dpgraph.exceptions import LedgerFileError
+
+    fifo = tmp_path / "budget.json"
+    os.mkfifo(fifo)
+    with deadline(10), pytest.raises(LedgerFileError, match="regular file"):
+        PrivacyLedger.open(fifo, total_epsilon=1.0)
+
+
+# --------------------------------------------------------------------------- 5. leaks
+SECRET = "s3cr3tlabel"
+
+
+def _chain(exc):
+    seen = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        nxt = exc.__cause__ or exc.__context__
+        exc = nxt
+    return seen
+
+
+def _holds_secret(exc) -> list[str]:
+    """Every place of an exception (and its chain) that carries the secret label."""
+    found = []
+    for e in _chain(exc):
+        places = {"str": str(e), "repr": repr(e), "args": repr(e.args),
+                  "notes": repr(getattr(e, "__notes__", ""))}
+        for attr in ("object", "doc", "__cause__", "__context__"):
+            value = getattr(e, attr, None)
+            if value is not None:
+                places[attr] = value if isinstance(value, (bytes, str)) else repr(value)
+        for where, value in places.items():
+            if (SECRET in value) if isinstance(value, str) else (SECRET.encode() in value):
+                found.append(f"{type(e).__name__}.{where}")
+    return found
+
+
+def _bad_edge_lists(tmp_path):
+    """(name, path, nodes) of edge lists that every reader must refuse without quoting."""
+    import gzip
+
+    cases = []
+
+    def add(name, data, nodes=("a", "b", SECRET)):
+        p = tmp_path / name
+        p.write_bytes(data)
+        cases.append((name, p, list(nodes)))
+
+    s = SECRET.encode()
+    add("not-utf8", s + b" \xff\xfe" + s + b"\n")
+    add("not-int", s + b" 1\n", nodes=range(5))
+    add("one-column", b"a b\n" + s + b"\n")
+    add("long-label", b"a " + s * 200 + b"\n")
+    add("not-a-node", s + b" zz" + s + b"\n", nodes=("a", "b"))
+    add("self-loop", s + b" " + s + b"\n")
+    full = gzip.compress((s + b" a\n") * 5000)
+    add("gzip-truncated", full[: len(full) // 2])
+    broken = bytearray(full)
+    broken[len(broken) // 2] ^= 0xFF
+    add("gzip-damaged", bytes(broken))
+    add("long-line", b"a " * 4000 + s + b"\n")
+    return cases
+
+
+def test_no_reader_error_carries_the_input(tmp_path):
+    from dpgraph.graph import blockwise
+
+    checked = 0
+    for name, path, nodes in _bad_edge_lists(tmp_path):
+        calls = [lambda p=path, v=nodes: dpgraph.release(str(p), 1.0, nodes=v)]
+        if all(isinstance(v, int) for v in nodes):
+            calls.append(lambda p=path, v=nodes: blockwise.edge_keys(str(p), nodes=v,
+                                                                     chunk_bytes=1024))
+            calls.append(lambda p=path: dpgraph.datasets.snap_edgelist(p))
+        for call in calls:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(Exception) as info:  # noqa: PT011 - the type is checked below
+                    call()
+            assert isinstance(info.value, ValueError), (name, type(info.value))
+            assert _holds_secret(info.value) == [], name
+            checked += 1
+    assert checked >= 9
+
+
+def test_no_file_format_error_carries_the_file(tmp_path):
+    """Release files, ledgers and key files: the same promise."""
+    from dpgraph import PrivacyLedger
+    from dpgraph.exceptions import LedgerFileError
+
+    bad = tmp_path / "r.dpg"
+    R = dpgraph.release(nx.path_graph(4), 1.0, seed=0)
+    R.save(bad)
+    data = bad.read_bytes()
+    head = data.index(b'"nodes"')
+    bad.write_bytes(data[:head] + b"\xff" + SECRET.encode() + data[head + 1 + len(SECRET):])
+    with pytest.raises(ValueError) as info:
+        dpgraph.load(bad)
+    assert _holds_secret(info.value) == []
+    ledger = tmp_path / "l.json"
+    ledger.write_bytes(b'{"format": "' + SECRET.encode() + b'\xff"}')
+    with pytest.raises(LedgerFileError) as info:
+        PrivacyLedger.open(ledger)
+    assert _holds_secret(info.value) == []
+    ledger.write_bytes(b'{"format": "dpgraph-privacy-ledger", "x": ' + SECRET.encode() + b"}")
+    with pytest.raises(LedgerFileError) as info:
+        PrivacyLedger.open(ledger)
+    assert _holds_secret(info.value) == []
