@@ -41,6 +41,10 @@ from typing import Any
 import numpy as np
 
 from .core import Channel, count_estimate, rr_probabilities
+from .validation import check_bool
+
+#: the statistics a plan knows
+_STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
 
 __all__ = [
     "DEFAULT_EPSILONS",
@@ -71,10 +75,17 @@ def _int(value: Any, name: str, minimum: int) -> int:
     return int(value)
 
 
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # 10**400: refused as not finite, not as an OverflowError
+        return math.inf
+
+
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = _float(value)
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return x
@@ -83,7 +94,7 @@ def _positive(value: Any, name: str) -> float:
 def _nonneg(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = _float(value)
     if not (math.isfinite(x) and x >= 0):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return x
@@ -544,7 +555,9 @@ def plan(
     True
     """
     nodes = _int(nodes, "nodes", 2)
-    directed = bool(directed)
+    directed = check_bool(directed, "directed")  # "no" would be read as True
+    if statistic is not None and statistic not in _STATISTICS:
+        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     sides = None if sides is None else _check_sides(sides, nodes)
     assumptions = {}
     for key, val in (("cut", cut), ("edges", edges), ("triangles", triangles),

@@ -22,10 +22,12 @@ Two ways to use it:
 
 from __future__ import annotations
 
+import decimal
 import functools
 import inspect
 import math
 import numbers
+from fractions import Fraction
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -54,10 +56,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is a finite real > 0.
 
+    The float returned is never larger than the value given: a ``Fraction``,
+    ``Decimal``, numpy ``longdouble`` or large integer that no float equals
+    is rounded *down* to the largest float below it, so the release is
+    certified for an epsilon at most the one asked for (rounding to the
+    nearest float could round up and certify slightly less privacy).
+
     Parameters
     ----------
     epsilon : Any
-        Candidate privacy parameter.
+        Candidate privacy parameter: any real number (int, float, numpy
+        scalar, ``fractions.Fraction``, ``decimal.Decimal``).
     name : str
         Argument name used in error messages.
 
@@ -71,32 +80,78 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
         If ``epsilon`` is a bool, a string, a complex number, an array or
         anything but a real scalar.
     ValueError
-        If ``epsilon`` is NaN, infinite or not strictly positive.
+        If ``epsilon`` is NaN, infinite, beyond the float range (10**400) or
+        not strictly positive.
 
     Examples
     --------
     >>> check_epsilon(1)
     1.0
+    >>> from fractions import Fraction
+    >>> check_epsilon(Fraction(1, 10)) <= Fraction(1, 10) < check_epsilon(0.1)
+    True
     """
     if isinstance(epsilon, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, not a bool; pass e.g. {name}=1.0")
     if isinstance(epsilon, np.ndarray) and epsilon.ndim == 0:
-        epsilon = epsilon.item()
-    if not isinstance(epsilon, numbers.Real):
+        epsilon = epsilon[()]
+    if not isinstance(epsilon, (numbers.Real, decimal.Decimal)):
         raise TypeError(
             f"{name} must be a real number (float or int), got {type(epsilon).__name__}; "
             f"pass e.g. {name}=1.0"
         )
-    value = float(epsilon)
+    return _float_at_most(epsilon, name, f"a finite privacy parameter > 0, e.g. {name}=1.0")
+
+
+def _float_at_most(x: Any, name: str, hint: str) -> float:
+    """The largest float <= the exact value of the real ``x``, refusing NaN, infinities,
+    values beyond the float range and values <= 0."""
+    if isinstance(x, float) or (isinstance(x, np.floating) and x.dtype.itemsize <= 8):
+        value = float(x)  # exact: float32 and float64 convert without rounding
+        exact = None
+    else:
+        exact = _exact(x)
+        if isinstance(exact, str):
+            value = math.nan if exact == "nan" else math.inf
+            exact = None
+        else:
+            try:
+                value = float(exact)
+            except OverflowError:
+                value = math.inf if exact > 0 else -math.inf
     if math.isnan(value):
-        raise ValueError(f"{name} is NaN; pass a finite privacy parameter > 0, e.g. {name}=1.0")
+        raise ValueError(f"{name} is NaN; pass {hint}")
     if math.isinf(value):
-        raise ValueError(
-            f"{name} must be finite (infinite epsilon means no privacy); pass e.g. {name}=1.0"
-        )
+        raise ValueError(f"{name} must be finite and within the float range (an infinite or "
+                         f"huge epsilon means no privacy); pass {hint}")
+    if exact is not None and Fraction(value) > exact:
+        value = math.nextafter(value, -math.inf)  # never certify more than was asked
     if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}; pass e.g. {name}=1.0")
+        raise ValueError(f"{name} must be > 0, got {value!r}; pass {hint}")
     return value
+
+
+def _exact(x: Any) -> Fraction | str:
+    """The exact rational value of a real number, or "nan" / "inf"."""
+    if isinstance(x, decimal.Decimal):
+        if x.is_nan():
+            return "nan"
+        return "inf" if x.is_infinite() else Fraction(x)
+    if isinstance(x, numbers.Integral):
+        return Fraction(int(x))
+    if isinstance(x, numbers.Rational):
+        return Fraction(int(x.numerator), int(x.denominator))
+    if isinstance(x, np.floating):  # longdouble: exact through its integer ratio
+        if np.isnan(x):
+            return "nan"
+        if np.isinf(x):
+            return "inf"
+        return Fraction(*(int(v) for v in x.as_integer_ratio()))
+    ratio = getattr(x, "as_integer_ratio", None)
+    if callable(ratio):
+        return Fraction(*(int(v) for v in ratio()))
+    value = float(x)  # another Real: its float conversion is all it offers
+    return "nan" if math.isnan(value) else "inf" if math.isinf(value) else Fraction(value)
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -138,7 +193,7 @@ def check_probability(value: Any, name: str, *, allow_zero: bool = False,
     interval = "[0, 1]" if allow_zero else "(0, 1]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number in {interval}, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(value)
     low_ok = value >= 0 if allow_zero else value > 0
     if not (low_ok and value <= 1):  # NaN fails both comparisons
         hint = f"; e.g. {name}={example}" if example is not None else ""
@@ -156,10 +211,19 @@ def check_level(level: Any) -> float:
     """
     if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real):
         raise TypeError(f"level must be a real number in (0, 1), got {type(level).__name__}")
-    level = float(level)
+    level = _as_float(level)
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, e.g. 0.95; got {level!r}")
     return level
+
+
+def _as_float(value: Any) -> float:
+    """``float(value)``, with a value beyond the float range as an infinity (then refused by
+    the range check that follows) instead of an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def check_bool(value: Any, name: str) -> bool:

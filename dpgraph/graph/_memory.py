@@ -13,8 +13,31 @@ _GROUP_WORDS = 1 << 20  # words per sampler call (graph/dense.py); scratch is ~1
 
 
 def available_memory() -> int:
-    """Bytes of memory the OS can give this process now (``psutil.virtual_memory().available``)."""
-    return int(psutil.virtual_memory().available)
+    """Bytes of memory this process can still get now.
+
+    The least of the system's available memory (psutil), the room left
+    under the process's address-space limit (``ulimit -v``) and the room
+    left in its cgroup (``memory.max``), so a limited process is refused
+    before it allocates, not killed after.
+    """
+    avail = int(psutil.virtual_memory().available)
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft not in (resource.RLIM_INFINITY, -1):
+            avail = min(avail, soft - psutil.Process().memory_info().vms)
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as fh:
+                avail = min(avail, int(limit) - int(fh.read().strip()))
+    except (OSError, ValueError):
+        pass
+    return max(0, avail)
 
 
 def _gib(nbytes: int) -> str:

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from ..core.randomness import SeedLike
 from ..core.transaction import ReleaseTransaction
 from ..validation import Boolean, validate_params
-from ._memory import check_release_fits
+from ._memory import check_fits, check_release_fits
 from .dense import release_packed
 from .inputs import GraphInput, public_n, read_input
 from .io import read_release
 from .private import PrivateGraph
-from .sparse import release_sparse, subsampled_probabilities
+from .sparse import release_sparse, sparse_release_bytes, subsampled_probabilities
 
 if TYPE_CHECKING:
     from ..ledger import PrivacyLedger
@@ -127,6 +127,9 @@ def release(
     check_release_fits(public_n(G, nodes), directed, sparse)
     enc = read_input(G, directed=directed, nodes=nodes)
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
+    if probs is not None:  # the output's size, before charging and sampling
+        check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
+                   f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}")
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
     if probs is not None:
