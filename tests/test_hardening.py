@@ -318,3 +318,192 @@ def test_no_file_format_error_carries_the_file(tmp_path):
     with pytest.raises(LedgerFileError) as info:
         PrivacyLedger.open(ledger)
     assert _holds_secret(info.value) == []
+
+
+# --------------------------------------------------------------------------- 6. exact epsilon
+def test_non_float_epsilons_are_certified_for_at_most_their_exact_value():
+    import decimal
+
+    from dpgraph.core import rr_probabilities
+
+    rounded_up = 0
+    for k in range(1, 1000):
+        exact = Fraction(k, 1000)
+        rounded_up += Fraction(float(exact)) > exact
+        for eps in (exact, decimal.Decimal(k) / 1000):
+            rr = rr_probabilities(eps)
+            assert Fraction(rr.epsilon) <= exact  # never certified for more than was asked
+    assert rounded_up > 100  # the case exists: float() rounds these up
+    eps = np.longdouble(1) / np.longdouble(10)
+    if Fraction(*eps.as_integer_ratio()) < Fraction(0.1):  # a real long double
+        assert dpgraph.release(nx.path_graph(3), eps, seed=0).epsilon < 0.1
+
+
+@pytest.mark.parametrize("call", [
+    lambda: dpgraph.release(nx.path_graph(3), 10**400),
+    lambda: dpgraph.release(nx.path_graph(3), 1.0, keep=10**400),
+    lambda: dpgraph.PrivacyLedger(total_epsilon=10**400),
+    lambda: dpgraph.plan(100, 10**400),
+    lambda: dpgraph.plan(100, target_std=10**400),
+])
+def test_huge_integers_are_value_errors(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# --------------------------------------------------------------------------- 7. sizes first
+def test_sparse_release_refuses_its_output_size_before_sampling(tmp_path, monkeypatch):
+    from dpgraph.graph import _memory
+
+    ledger = dpgraph.PrivacyLedger.open(tmp_path / "b.json", total_epsilon=1.0)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 100 << 20)
+    with deadline(10), pytest.raises(MemoryError, match="sparse release of 20,000 nodes"):
+        dpgraph.release(nx.empty_graph(20_000), 1.0, keep=1.0, ledger=ledger)
+    assert ledger.spent() == 0.0  # refused before the charge
+
+
+def test_load_refuses_a_fifo_without_blocking(tmp_path):
+    fifo = tmp_path / "r.dpg"
+    os.mkfifo(fifo)
+    with deadline(10), pytest.raises(ValueError, match="regular file"):
+        dpgraph.load(fifo)
+    with deadline(10), pytest.raises(ValueError, match="regular file"):
+        dpgraph.release(str(fifo), 1.0, nodes=3)
+
+
+# --------------------------------------------------------------------------- 8. command line
+def _cli(argv, capsys):
+    from dpgraph import cli
+
+    with deadline(60):
+        code = cli.main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _edges(tmp_path):
+    p = tmp_path / "g.txt"
+    p.write_text("0 1\n1 2\n")
+    return p
+
+
+def test_cli_corrupt_gzip_is_one_line(tmp_path, capsys):
+    import gzip
+
+    p = tmp_path / "g.txt.gz"
+    lines = "".join(f"{k % 5} {(k * 7 + 1) % 5} {k * 7919}\n" for k in range(20000))
+    p.write_bytes(gzip.compress(lines.encode())[:2000])  # cut mid-stream
+    code, _, err = _cli(["release", p, "-e", "1", "-o", tmp_path / "r.dpg", "--nodes", "5"], capsys)
+    assert code == 2 and err.startswith("dpgraph: error:") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_cli_checks_the_output_before_charging(tmp_path, capsys):
+    edges, ledger = _edges(tmp_path), tmp_path / "b.json"
+    base = ["release", edges, "-e", "1", "--nodes", "3", "--ledger", ledger, "--budget", "2"]
+    for out in (tmp_path / "no" / "such" / "r.dpg", tmp_path):
+        code, _, err = _cli([*base, "-o", out], capsys)
+        assert code == 2 and ".dpgraph-" not in err and err.count("\n") == 1
+    assert not ledger.exists() or dpgraph.PrivacyLedger.open(ledger).spent() == 0.0
+    assert _cli([*base, "-o", tmp_path / "r.dpg"], capsys)[0] == 0
+    code, _, err = _cli([*base, "-o", tmp_path / "r.dpg"], capsys)  # exists: --force needed
+    assert code == 2 and "--force" in err
+    assert dpgraph.PrivacyLedger.open(ledger).spent() == 1.0
+    assert _cli([*base, "-o", tmp_path / "r.dpg", "--force"], capsys)[0] == 0
+
+
+def test_cli_report_never_overwrites_its_input(tmp_path, capsys):
+    r = tmp_path / "r.dpg"
+    dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)
+    before = r.read_bytes()
+    for extra in ([], ["--force"]):
+        code, _, err = _cli(["report", r, "-o", r, "--quiet", *extra], capsys)
+        assert code == 2 and "input" in err
+    assert r.read_bytes() == before
+    html = tmp_path / "r.html"
+    html.write_text("keep me")
+    code, _, err = _cli(["report", r, "-o", html, "--quiet"], capsys)
+    assert code == 2 and "--force" in err and html.read_text() == "keep me"
+
+
+def test_cli_keygen_refuses_a_dangling_symlink(tmp_path, capsys):
+    target = tmp_path / "elsewhere.txt"
+    (tmp_path / "k.pub").symlink_to(target)
+    code, _, err = _cli(["keygen", tmp_path / "k"], capsys)
+    assert code == 2 and "exists" in err
+    assert not target.exists() and not (tmp_path / "k.key").exists()
+
+
+def test_a_verify_key_is_never_a_signing_key(tmp_path, capsys):
+    sk, vk = dpgraph.generate_signing_key()
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    with pytest.raises(ValueError, match="verify"):
+        R.save(tmp_path / "x.dpg", signing_key=vk)
+    with pytest.raises(ValueError, match="signing"):
+        dpgraph.load(tmp_path / "x.dpg" if (tmp_path / "x.dpg").exists() else _signed(R, sk,
+                                                                                     tmp_path),
+                     verify_key=sk)
+    assert _cli(["keygen", tmp_path / "k"], capsys)[0] == 0
+    edges = _edges(tmp_path)
+    code, _, err = _cli(["release", edges, "-e", "1", "--nodes", "3", "-o", tmp_path / "r.dpg",
+                         "--signing-key", tmp_path / "k.pub"], capsys)
+    assert code == 2 and "verify key" in err and not (tmp_path / "r.dpg").exists()
+    assert _cli(["release", edges, "-e", "1", "--nodes", "3", "-o", tmp_path / "r.dpg",
+                 "--signing-key", tmp_path / "k.key"], capsys)[0] == 0
+    code, _, err = _cli(["cut", tmp_path / "r.dpg", "--S", "0", "--verify-key",
+                         tmp_path / "k.key"], capsys)
+    assert code == 2 and "secret" in err
+
+
+def _signed(R, sk, tmp_path):
+    path = tmp_path / "s.dpg"
+    R.save(path, signing_key=sk)
+    return path
+
+
+def test_a_killed_save_leaves_no_temporary_file_behind(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    leftover = tmp_path / f".r.dpg.dpgraph-tmp-{dead}-abcd1234"
+    leftover.write_bytes(b"half a release")
+    old_style = tmp_path / ".dpgraph-abcd1234"  # the former name: a killed save's file too
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    R.save(tmp_path / "r.dpg")
+    assert not leftover.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p != old_style) == ["r.dpg"]
+
+
+# --------------------------------------------------------------------------- 9. documented
+def test_crafted_sparse_headers_raise_value_errors(tmp_path):
+    S = dpgraph.release(nx.gnp_random_graph(30, 0.2, seed=1), 1.0, seed=0, keep=0.5)
+    path = tmp_path / "s.dpg"
+    S.save(path)
+    data = path.read_bytes()
+    hlen = int.from_bytes(data[12:20], "little")
+    header = json.loads(data[20 : 20 + hlen])
+    import hashlib
+
+    for edit in ({"keep": [0.5]}, {"channel": {"d": [1], "r": [0.1, 0.2]}},
+                 {"channel": {"d": None, "r": [0.1, 0.2]}}, {"channel": {"d": 0.5, "r": 5}}):
+        h = {**header, **edit}
+        head = json.dumps(h, separators=(",", ":")).encode()
+        body = (data[:12] + len(head).to_bytes(8, "little") + head
+                + data[20 + hlen : len(data) - 32])
+        path.write_bytes(body + hashlib.sha256(body).digest())
+        with pytest.raises(ValueError):
+            dpgraph.load(path)
+
+
+def test_a_directory_as_an_edge_list_is_a_clear_value_error(tmp_path):
+    with pytest.raises(ValueError, match="directory"):
+        dpgraph.release(str(tmp_path), 1.0, nodes=3)
+
+
+def test_plan_refuses_what_it_cannot_mean():
+    with pytest.raises(TypeError, match="directed"):
+        dpgraph.plan(100, 1.0, directed="no")
+    with pytest.raises(ValueError, match="statistic"):
+        dpgraph.plan(100, 1.0, statistic="triangels")
