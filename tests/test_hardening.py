@@ -392,10 +392,15 @@ def test_cli_corrupt_gzip_is_one_line(tmp_path, capsys):
 
     p = tmp_path / "g.txt.gz"
     lines = "".join(f"{k % 5} {(k * 7 + 1) % 5} {k * 7919}\n" for k in range(20000))
-    p.write_bytes(gzip.compress(lines.encode())[:2000])  # cut mid-stream
-    code, _, err = _cli(["release", p, "-e", "1", "-o", tmp_path / "r.dpg", "--nodes", "5"], capsys)
-    assert code == 2 and err.startswith("dpgraph: error:") and err.count("\n") == 1
-    assert "Traceback" not in err
+    full = gzip.compress(lines.encode())
+    damaged = bytearray(full)
+    damaged[20] ^= 0xFF  # an invalid deflate block: zlib.error, not an OSError
+    for data in (full[:2000], bytes(damaged)):  # cut mid-stream; damaged
+        p.write_bytes(data)
+        code, _, err = _cli(["release", p, "-e", "1", "-o", tmp_path / "r.dpg", "--nodes", "5"],
+                            capsys)
+        assert code == 2 and err.startswith("dpgraph: error:") and err.count("\n") == 1
+        assert "Traceback" not in err
 
 
 def test_cli_checks_the_output_before_charging(tmp_path, capsys):
