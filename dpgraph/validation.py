@@ -460,7 +460,7 @@ class AnyOf(Constraint):
     >>> c(-1, "seed")
     Traceback (most recent call last):
     ...
-    ValueError: seed must be None or an integer >= 0, got -1
+    ValueError: seed must be an integer >= 0, got -1; e.g. seed=1
     """
 
     def __init__(self, *alternatives: Constraint | None) -> None:
