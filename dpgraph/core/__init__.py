@@ -13,7 +13,7 @@ from .estimate import (
     fieller_interval,
     project,
 )
-from .estimators import Channel, count_estimate, unbiased_estimate
+from .estimators import Channel, CountingQuery, count_estimate, unbiased_estimate
 from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
@@ -24,6 +24,7 @@ __all__ = [
     "RESOLVED_FRACTION",
     "BoundInterval",
     "Channel",
+    "CountingQuery",
     "Estimate",
     "FiellerInterval",
     "MechanismE",
