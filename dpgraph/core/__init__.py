@@ -18,6 +18,7 @@ from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .transaction import ReleaseTransaction
 from .universe import Universe
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "MechanismE",
     "RRProbabilities",
     "RandomSource",
+    "ReleaseTransaction",
     "SecureRandom",
     "SeededRandom",
     "StatisticalQuery",
