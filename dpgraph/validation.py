@@ -27,8 +27,8 @@ import functools
 import inspect
 import math
 import numbers
-from fractions import Fraction
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np

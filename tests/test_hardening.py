@@ -287,7 +287,7 @@ def test_no_reader_error_carries_the_input(tmp_path):
         for call in calls:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                with pytest.raises(Exception) as info:  # noqa: PT011 - the type is checked below
+                with pytest.raises(Exception) as info:
                     call()
             assert isinstance(info.value, ValueError), (name, type(info.value))
             assert _holds_secret(info.value) == [], name
