@@ -82,6 +82,34 @@ def main() -> None:
     print(table(rows, list(rows[0])))
     print("The release time still grows with m through 'encode' (reading the networkx graph);"
           " see SECURITY.md for what that reveals and how to hide it.")
+    structure(n, min(300_000, m), args.repeat)
+
+
+def structure(n: int, m: int, repeat: int) -> None:
+    """Same n and m, edges spread uniformly or concentrated (a dense block): does the
+    release time depend on where the edges are?  One row per input path."""
+    rng = np.random.default_rng(0)
+    pairs = np.array(np.triu_indices(n, 1)).T
+    uniform = pairs[rng.choice(len(pairs), m, replace=False)]
+    side = int(np.ceil((1 + np.sqrt(1 + 8 * m)) / 2))  # a block of side^2/2 >= m pairs
+    block = np.array(np.triu_indices(side, 1)).T[:m]
+    rows = []
+    for name, make in (("edge array", lambda E: E),
+                       ("networkx", lambda E: nx.Graph(E.tolist()) if E.size else E)):
+        times = {}
+        for kind, E in (("uniform", uniform), ("concentrated", block)):
+            G = make(E)
+            if isinstance(G, nx.Graph):
+                G.add_nodes_from(range(n))
+                times[kind] = timeit(lambda G=G: dpgraph.release(G, 1.0), repeat)
+            else:
+                times[kind] = timeit(lambda G=G: dpgraph.release(G, 1.0, nodes=n), repeat)
+        u, c = times["uniform"], times["concentrated"]
+        rows.append({"input": name, "uniform ms": f"{1e3 * u:.1f}",
+                     "concentrated ms": f"{1e3 * c:.1f}", "ratio": f"{u / c:.2f}"})
+    print(f"\nstructure at the same m = {m:,}, n = {n:,} (median of {repeat})")
+    print(table(rows, list(rows[0])))
+    print("A ratio away from 1 means the time reveals more than m (SECURITY.md, Timing).")
 
 
 if __name__ == "__main__":

@@ -43,8 +43,8 @@ import numpy as np
 from .core import Channel, count_estimate, rr_probabilities
 from .validation import check_bool
 
-#: the statistics a plan knows
 _STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
+_FLOAT_MAX = 1.7976931348623157e308
 
 __all__ = [
     "DEFAULT_EPSILONS",
@@ -75,17 +75,10 @@ def _int(value: Any, name: str, minimum: int) -> int:
     return int(value)
 
 
-def _float(value: Any) -> float:
-    try:
-        return float(value)
-    except OverflowError:  # 10**400: refused as not finite, not as an OverflowError
-        return math.inf
-
-
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = _float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return x
@@ -94,7 +87,7 @@ def _positive(value: Any, name: str) -> float:
 def _nonneg(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = _float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x >= 0):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return x

@@ -28,10 +28,12 @@ import inspect
 import math
 import numbers
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np
+
+from ._reals import as_float as _as_float
+from ._reals import float_at_most as _float_at_most
 
 __all__ = [
     "AnyOf",
@@ -59,11 +61,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is a finite real > 0.
 
-    The float returned is never larger than the value given: a ``Fraction``,
-    ``Decimal``, numpy ``longdouble`` or large integer that no float equals
-    is rounded *down* to the largest float below it, so the release is
-    certified for an epsilon at most the one asked for (rounding to the
-    nearest float could round up and certify slightly less privacy).
+    Never larger than the value given: a real that no float equals is rounded
+    *down*, so a release is certified for at most the epsilon asked for.
 
     Parameters
     ----------
@@ -104,57 +103,6 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
             f"pass e.g. {name}=1.0"
         )
     return _float_at_most(epsilon, name, f"a finite privacy parameter > 0, e.g. {name}=1.0")
-
-
-def _float_at_most(x: Any, name: str, hint: str) -> float:
-    """The largest float <= the exact value of the real ``x``, refusing NaN, infinities,
-    values beyond the float range and values <= 0."""
-    if isinstance(x, float) or (isinstance(x, np.floating) and x.dtype.itemsize <= 8):
-        value = float(x)  # exact: float32 and float64 convert without rounding
-        exact = None
-    else:
-        exact = _exact(x)
-        if isinstance(exact, str):
-            value = math.nan if exact == "nan" else math.inf
-            exact = None
-        else:
-            try:
-                value = float(exact)
-            except OverflowError:
-                value = math.inf if exact > 0 else -math.inf
-    if math.isnan(value):
-        raise ValueError(f"{name} is NaN; pass {hint}")
-    if math.isinf(value):
-        raise ValueError(f"{name} must be finite and within the float range (an infinite or "
-                         f"huge epsilon means no privacy); pass {hint}")
-    if exact is not None and Fraction(value) > exact:
-        value = math.nextafter(value, -math.inf)  # never certify more than was asked
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}; pass {hint}")
-    return value
-
-
-def _exact(x: Any) -> Fraction | str:
-    """The exact rational value of a real number, or "nan" / "inf"."""
-    if isinstance(x, decimal.Decimal):
-        if x.is_nan():
-            return "nan"
-        return "inf" if x.is_infinite() else Fraction(x)
-    if isinstance(x, numbers.Integral):
-        return Fraction(int(x))
-    if isinstance(x, numbers.Rational):
-        return Fraction(int(x.numerator), int(x.denominator))
-    if isinstance(x, np.floating):  # longdouble: exact through its integer ratio
-        if np.isnan(x):
-            return "nan"
-        if np.isinf(x):
-            return "inf"
-        return Fraction(*(int(v) for v in x.as_integer_ratio()))
-    ratio = getattr(x, "as_integer_ratio", None)
-    if callable(ratio):
-        return Fraction(*(int(v) for v in ratio()))
-    value = float(x)  # another Real: its float conversion is all it offers
-    return "nan" if math.isnan(value) else "inf" if math.isinf(value) else Fraction(value)
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -218,15 +166,6 @@ def check_level(level: Any) -> float:
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, e.g. 0.95; got {level!r}")
     return level
-
-
-def _as_float(value: Any) -> float:
-    """``float(value)``, with a value beyond the float range as an infinity (then refused by
-    the range check that follows) instead of an OverflowError."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
 
 
 def check_bool(value: Any, name: str) -> bool:
