@@ -13,6 +13,9 @@ side in one run and prints the median time of each stage, the difference
   XOR dpgraph used before (``xor sorted``, the baseline) and the current one;
 * ``release``: ``dpgraph.release`` end to end.
 
+Then, at one m: uniform against concentrated edges on two input paths (does the
+time reveal more than m?), and the constant-time mode ``max_edges=M``.
+
 Run:  PYTHONPATH=. python benchmarks/bench_timing.py [--n 2000] [--edges 1000000]
 """
 
@@ -83,6 +86,7 @@ def main() -> None:
     print("The release time still grows with m through 'encode' (reading the networkx graph);"
           " see SECURITY.md for what that reveals and how to hide it.")
     structure(n, min(300_000, m), args.repeat)
+    constant_time(n, min(300_000, m), args.repeat)
 
 
 def structure(n: int, m: int, repeat: int) -> None:
@@ -114,3 +118,26 @@ def structure(n: int, m: int, repeat: int) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def constant_time(n: int, m: int, repeat: int) -> None:
+    """``release(..., max_edges=M)``: the same time for no edges, m uniform and m concentrated
+    edges (M = m), against the plain release of the same inputs."""
+    rng = np.random.default_rng(1)
+    pairs = np.array(np.triu_indices(n, 1)).T
+    side = int(np.ceil((1 + np.sqrt(1 + 8 * m)) / 2))
+    inputs = {"empty": nx.empty_graph(n),
+              "uniform": nx.Graph(pairs[rng.choice(len(pairs), m, replace=False)].tolist()),
+              "concentrated": nx.Graph(np.array(np.triu_indices(side, 1)).T[:m].tolist())}
+    rows = []
+    for name, G in inputs.items():
+        G.add_nodes_from(range(n))
+        plain = timeit(lambda G=G: dpgraph.release(G, 1.0), repeat)
+        padded = timeit(lambda G=G: dpgraph.release(G, 1.0, max_edges=m), repeat)
+        rows.append({"networkx input": name, "edges": f"{G.number_of_edges():,}",
+                     "plain ms": f"{1e3 * plain:.1f}", f"max_edges={m:,} ms": f"{1e3 * padded:.1f}"})
+    print(f"\nconstant-time mode, n = {n:,} (median of {repeat})")
+    print(table(rows, list(rows[0])))
+    spread = [float(r[f"max_edges={m:,} ms"]) for r in rows]
+    print(f"padded times differ by {100 * (max(spread) / min(spread) - 1):.1f}% across the inputs "
+          "(the plain ones by the edge work); the rest is the machine's noise.")

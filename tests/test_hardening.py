@@ -512,3 +512,53 @@ def test_plan_refuses_what_it_cannot_mean():
         dpgraph.plan(100, 1.0, directed="no")
     with pytest.raises(ValueError, match="statistic"):
         dpgraph.plan(100, 1.0, statistic="triangels")
+
+
+# --------------------------------------------------------------------------- 10. timing
+def test_constant_time_mode_pads_to_the_calibration(monkeypatch):
+    """max_edges=M: a calibration on M public uniform edges first, then the real release is
+    padded to its time (the durations themselves are measured in benchmarks/bench_timing.py)."""
+    import time as time_module
+
+    from dpgraph.graph import timing
+
+    slept = []
+    monkeypatch.setattr(timing.time, "sleep", lambda s: slept.append(s))
+    calibrations = []
+    real_input = timing.calibration_input
+
+    def spy(G, nodes, directed, M, folder):
+        H, v = real_input(G, nodes, directed, M, folder)
+        calibrations.append((type(H).__name__, M))
+        return H, v
+
+    monkeypatch.setattr(timing, "calibration_input", spy)
+    monkeypatch.setattr(timing, "MARGIN", 2.0)
+    G = nx.empty_graph(300)
+    t0 = time_module.perf_counter()
+    R = dpgraph.release(G, 1.0, seed=0, max_edges=4000)
+    assert R.number_of_nodes() == 300 and calibrations == [("Graph", 4000)]
+    assert len(slept) == 1 and 0 < slept[0] < time_module.perf_counter() - t0 + 60
+    # same release as without the mode: the calibration draws from its own stream
+    assert np.array_equal(R.adjacency.words, dpgraph.release(G, 1.0, seed=0).adjacency.words)
+
+
+def test_constant_time_mode_refuses_more_edges_than_the_bound(tmp_path):
+    ledger = dpgraph.PrivacyLedger.open(tmp_path / "b.json", total_epsilon=1.0)
+    G = nx.gnm_random_graph(100, 300, seed=1)
+    with pytest.raises(ValueError, match="more edges than max_edges"):
+        dpgraph.release(G, 1.0, max_edges=299, ledger=ledger)
+    assert ledger.spent() == 0.0
+    for bad, exc in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(exc, match="max_edges"):
+            dpgraph.release(G, 1.0, max_edges=bad)
+
+
+def test_constant_time_mode_warns_when_it_cannot_hide(monkeypatch, tmp_path):
+    from dpgraph.graph import timing
+
+    monkeypatch.setattr(timing, "MARGIN", -1.0)  # a padded time of zero: always exceeded
+    path = tmp_path / "g.txt"
+    path.write_text("0 1\n1 2\n")
+    with pytest.warns(timing.TimingNotHiddenWarning):
+        dpgraph.release(str(path), 1.0, nodes=50, max_edges=100, keep=0.5)

@@ -7,15 +7,23 @@ from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
-from ..core.randomness import SeedLike
+from ..core.probabilities import RRProbabilities
+from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
-from ..validation import Boolean, validate_params
+from ..validation import Boolean, Integer, Optional, validate_params
 from ._memory import check_fits, check_release_fits
 from .dense import release_packed
+from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input
 from .io import read_release
 from .private import PrivateGraph
-from .sparse import release_sparse, sparse_release_bytes, subsampled_probabilities
+from .sparse import (
+    SubsampledProbabilities,
+    release_sparse,
+    sparse_release_bytes,
+    subsampled_probabilities,
+)
+from .timing import TimePad
 
 if TYPE_CHECKING:
     from ..ledger import PrivacyLedger
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["load", "release"]
 
 
-@validate_params(directed=Boolean())
+@validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)))
 def release(
     G: GraphInput,
     epsilon: float,
@@ -34,6 +42,7 @@ def release(
     keep: Real | None = None,
     target_edges: Integral | None = None,
     ledger: PrivacyLedger | None = None,
+    max_edges: Integral | None = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -87,6 +96,13 @@ def release(
         is one dataset, whatever graph is passed.  A release that would exceed
         it raises :class:`dpgraph.BudgetExceededError`
         before any randomness is drawn.
+    max_edges : int, optional
+        Constant-time mode: a public bound on the number of edges.  The call
+        first times a release of a public input of the same kind with
+        ``max_edges`` uniform edges, then pads the real release to that time
+        plus 50%, so its duration reveals neither m nor where the edges are
+        (see :mod:`dpgraph.graph.timing`; about 2.5 times slower).  An input
+        with more edges is refused before anything is charged.
 
     Returns
     -------
@@ -125,18 +141,42 @@ def release(
     sparse = keep is not None or target_edges is not None
     # from the node count alone, before encoding or allocating anything
     check_release_fits(public_n(G, nodes), directed, sparse)
-    enc = read_input(G, directed=directed, nodes=nodes)
-    probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
-    if probs is not None:  # the output's size, before charging and sampling
-        check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
-                   f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}")
+
+    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SubsampledProbabilities | None]:
+        enc = read_input(H, directed=directed, nodes=v)
+        probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse \
+            else None
+        if probs is not None:  # the output's size, before charging and sampling
+            check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
+                       f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}")
+        return enc, probs
+
+    pad = None
+    if max_edges is not None:  # time a public input with max_edges edges first (timing.py)
+        pad = TimePad(max_edges, lambda H, v: _sample(*prepare(H, v), rr, _throwaway(tx.secure)),
+                      G, nodes, directed)
+    enc, probs = prepare(G, nodes)
+    if pad is not None:
+        pad.check(enc.rows.size)
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
+    R = _sample(enc, probs, rr, source)
+    if pad is not None:
+        pad.finish()
+    return R
+
+
+def _sample(enc: EncodedGraph, probs: SubsampledProbabilities | None, rr: RRProbabilities,
+            source: RandomSource) -> PrivateGraph:
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
-    adjacency = release_packed(enc, rr, source)
-    return PrivateGraph(adjacency, enc.index, rr)
+    return PrivateGraph(release_packed(enc, rr, source), enc.index, rr)
+
+
+def _throwaway(secure: bool) -> RandomSource:
+    """A fresh stream of the same kind (and cost) as the release's, for a calibration."""
+    return SecureRandom() if secure else SeededRandom(0)
 
 
 def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
