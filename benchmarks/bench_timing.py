@@ -116,10 +116,6 @@ def structure(n: int, m: int, repeat: int) -> None:
     print("A ratio away from 1 means the time reveals more than m (SECURITY.md, Timing).")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def constant_time(n: int, m: int, repeat: int) -> None:
     """``release(..., max_edges=M)``: the same time for no edges, m uniform and m concentrated
     edges (M = m), against the plain release of the same inputs."""
@@ -141,3 +137,7 @@ def constant_time(n: int, m: int, repeat: int) -> None:
     spread = [float(r[f"max_edges={m:,} ms"]) for r in rows]
     print(f"padded times differ by {100 * (max(spread) / min(spread) - 1):.1f}% across the inputs "
           "(the plain ones by the edge work); the rest is the machine's noise.")
+
+
+if __name__ == "__main__":
+    main()
