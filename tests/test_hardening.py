@@ -562,3 +562,31 @@ def test_constant_time_mode_warns_when_it_cannot_hide(monkeypatch, tmp_path):
     path.write_text("0 1\n1 2\n")
     with pytest.warns(timing.TimingNotHiddenWarning):
         dpgraph.release(str(path), 1.0, nodes=50, max_edges=100, keep=0.5)
+
+
+def test_no_node_file_or_key_file_error_carries_the_file(tmp_path, capsys):
+    from dpgraph import cli
+    from dpgraph.cli_types import parse_node_list
+
+    nodes_file = tmp_path / "ids.txt"
+    nodes_file.write_bytes(SECRET.encode() + b"\n\xff\xfe" + SECRET.encode() + b"\n")
+    with pytest.raises(ValueError) as info:
+        parse_node_list(f"@{nodes_file}", "--nodes", count=True)
+    assert _holds_secret(info.value) == []
+    edges = tmp_path / "g.txt"
+    edges.write_bytes(SECRET.encode() + b" \xff" + SECRET.encode() + b"\n")
+    key = tmp_path / "k.key"
+    key.write_bytes(SECRET.encode() * 3 + b"\xff")
+    for argv in (["release", edges, "-e", "1", "-o", tmp_path / "r.dpg", "--nodes-from-edges"],
+                 ["release", edges, "-e", "1", "-o", tmp_path / "r.dpg", "--nodes",
+                  f"@{nodes_file}"],
+                 ["release", edges, "-e", "1", "-o", tmp_path / "r.dpg", "--nodes", "3",
+                  "--signing-key", key]):
+        code = cli.main([str(a) for a in argv])
+        err = capsys.readouterr().err
+        assert code == 2 and SECRET not in err and err.count("\n") == 1
+    ratings = tmp_path / "u.data"
+    ratings.write_bytes(b"1 2 3 4\n" + SECRET.encode() + b" 2 3 4\n")
+    with pytest.raises(ValueError) as info:
+        dpgraph.datasets.read_ratings(ratings)
+    assert _holds_secret(info.value) == []
