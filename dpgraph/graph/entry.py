@@ -98,10 +98,10 @@ def release(
         before any randomness is drawn.
     max_edges : int, optional
         Constant-time mode: a public bound on the number of edges.  The call
-        first times a release of a public input of the same kind with
-        ``max_edges`` uniform edges, then pads the real release to that time
-        plus 50%, so its duration reveals neither m nor where the edges are
-        (see :mod:`dpgraph.graph.timing`; about 2.5 times slower).  An input
+        first times releases of a public input of the same kind with
+        ``max_edges`` uniform edges, then pads the real release to twice the
+        slowest, so its duration reveals neither m nor where the edges are
+        (see :mod:`dpgraph.graph.timing`; 4 to 5 times slower).  An input
         with more edges is refused before anything is charged.
 
     Returns
