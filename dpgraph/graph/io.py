@@ -170,7 +170,7 @@ class IOMixin:
         path : str or os.PathLike
             Destination file; overwritten if it exists.
         signing_key : Ed25519PrivateKey or bytes, optional
-            The curator's Ed25519 key (object or raw 32 bytes, see
+            The curator's Ed25519 key (object or its raw 64 bytes, see
             :func:`dpgraph.generate_signing_key`): appends a signature so
             that ``dpgraph.load(path, verify_key=...)`` can check the file is
             the curator's and unaltered.
