@@ -214,11 +214,7 @@ def test_cli_runs_an_edge_list_file_read_by_the_release_reader(tmp_path, capsys)
         peers.load_edge_list(path, list(range(10)))
 
 
-def test_node_set_and_dataset_expansion():
-    assert peers.parse_node_set("3") == [0, 1, 2]
-    assert peers.parse_node_set("5-7,9") == [5, 6, 7, 9]
-    with pytest.raises(ValueError, match="--nodes"):
-        peers.parse_node_set("a-b")
+def test_dataset_expansion():
     assert peers.expand_datasets(["real"]) == list(peers.DEFAULT_DATASETS)
     assert {"zoo-sbm", "zoo-powerlaw", "zoo-tree"} <= set(peers.expand_datasets(["zoo"]))
     with pytest.raises(ValueError, match="dataset"):

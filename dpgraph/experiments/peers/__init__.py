@@ -44,7 +44,6 @@ from .data import (
     load_edge_list,
     load_graph,
     nx_induced,
-    parse_node_set,
     published_figures,
 )
 from .methods import METHOD_LABELS, METHODS, Meter, run_method
@@ -55,7 +54,7 @@ from .report import best_table, format_table, plots, replot, runtime_table
 __all__ = [
     "DATASETS", "DEFAULT_DATASETS", "METHODS", "METHOD_LABELS", "SOK_FILES", "Meter",
     "best_table", "expand_datasets", "format_table", "load_edge_list", "load_graph",
-    "nx_induced", "parse_node_set", "plots", "published_figures", "register", "release_seed",
+    "nx_induced", "plots", "published_figures", "register", "release_seed",
     "replot", "run", "run_graph", "run_method", "runtime_table", "summarize",
     *metrics.__all__,
 ]
@@ -75,7 +74,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.nodes is None:
             raise ValueError("--graph needs --nodes: the public vertex set (N for 0..N-1, "
                              "ranges like 0-99, or @FILE); it is never read off the edges")
-        G = load_edge_list(args.graph, parse_node_set(args.nodes))
+        from dpgraph.cli_types import parse_node_list
+
+        G = load_edge_list(args.graph, parse_node_list(args.nodes, "--nodes", count=True))
         name = args.name or Path(args.graph).name.split(".")[0]
         run_graph(args.out, G, name, epsilons=eps or ((1.0, 4.0) if args.quick else EPSILONS),
                   releases=args.releases or (2 if args.quick else 10), seed=args.seed,

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 __all__ = ["DATASETS", "DEFAULT_DATASETS", "SOK_FILES", "expand_datasets", "load_edge_list",
-           "load_graph", "nx_induced", "parse_node_set", "published_figures"]
+           "load_graph", "nx_induced", "published_figures"]
 
 #: the real graphs: what ``dpgraph experiment peers`` runs by default
 DEFAULT_DATASETS = ("facebook", "email-eu-core", "movielens-cofans")
@@ -188,59 +188,20 @@ def expand_datasets(names: Any) -> list[str]:
     return out
 
 
-def parse_node_set(spec: str) -> list:
-    """The public vertex set of ``--nodes``: "N" (0..N-1), ranges and integers "0-9,12", or @FILE.
-
-    The same syntax as ``dpgraph release --nodes``.  A file holds labels
-    separated by blanks or commas (integers where they parse, else text).
-
-    Examples
-    --------
-    >>> parse_node_set("4"), parse_node_set("0-2,7")
-    ([0, 1, 2, 3], [0, 1, 2, 7])
-    """
-    from pathlib import Path
-
-    spec = str(spec).strip()
-    if spec.startswith("@"):
-        try:
-            tokens = Path(spec[1:]).read_text().replace(",", " ").split()
-        except OSError as exc:
-            raise ValueError(f"--nodes: cannot read {spec[1:]} ({exc.strerror})") from None
-        out: list = []
-        for t in tokens:
-            try:
-                out.append(int(t))
-            except ValueError:
-                out.append(t)
-    else:
-        out = []
-        try:
-            tokens = [t.strip() for t in spec.split(",") if t.strip()]
-            if len(tokens) == 1 and "-" not in tokens[0]:
-                return list(range(int(tokens[0])))
-            for tok in tokens:
-                lo, sep, hi = tok.partition("-")
-                out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
-        except ValueError:
-            raise ValueError("--nodes must be N, ranges like 0-99, integers, or @FILE") from None
-    if len(out) < 2:
-        raise ValueError("--nodes must name at least 2 nodes")
-    return out
-
-
 def load_edge_list(path: str, nodes: Any) -> Any:
     """The graph of an edge-list file on the public vertex set ``nodes``.
 
-    Read by :func:`dpgraph.graph.inputs.encode_input`, the reader behind
+    Read by :func:`dpgraph.graph.inputs.read_input`, the reader behind
     ``dpgraph.release(path, nodes=...)`` (``u v`` a line, ``#`` comments,
     further columns ignored; an edge at a node outside ``nodes`` is refused).
+    ``nodes`` is what ``dpgraph.release`` accepts (a sequence of labels, or
+    the :class:`~dpgraph.cli_types.NodeList` of a ``--nodes`` argument).
     """
     import networkx as nx
 
-    from dpgraph.graph.inputs import encode_input
+    from dpgraph.graph.inputs import read_input
 
-    enc = encode_input(str(path), nodes=list(nodes))
+    enc = read_input(str(path), nodes=nodes)
     labels = enc.index.nodes
     G = nx.Graph(name=str(path))
     G.add_nodes_from(labels)
