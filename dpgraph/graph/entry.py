@@ -112,7 +112,7 @@ def release(
     >>> import numpy as np
     >>> E = dpgraph.release(np.array([[0, 1], [1, 2], [2, 3]]), epsilon=1.0, seed=0, nodes=range(5))
     >>> E.nodes
-    (0, 1, 2, 3, 4)
+    NodeView((0, 1, 2, 3, 4))
     """
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
@@ -169,6 +169,6 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     >>> dpgraph.release(nx.path_graph(5), epsilon=2.0, seed=1).save(path)
     >>> R = load(path)
     >>> R.nodes, R.epsilon
-    ((0, 1, 2, 3, 4), 2.0)
+    (NodeView((0, 1, 2, 3, 4)), 2.0)
     """
     return PrivateGraph(*read_release(path, verify_key=verify_key))
