@@ -18,7 +18,8 @@ import numpy as np
 
 from .cli_types import RELEASE_FILE_HELP, int_option
 
-__all__ = ["demo_graph", "parse_nodes", "register_commands"]
+__all__ = ["demo_graph", "parse_nodes", "register_commands", "signing_key_file",
+           "verify_key_file"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -232,7 +233,7 @@ def _release(args: argparse.Namespace) -> int:
         H.add_nodes_from(public)
         H.add_edges_from(G.edges())
         G = H
-    signing_key = None if args.signing_key is None else _key_file(args.signing_key, "--signing-key")
+    signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
         ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
@@ -280,8 +281,7 @@ def _public_nodes(spec: str) -> list:
 def _cut(args: argparse.Namespace) -> int:
     from .graph import load
 
-    verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key")
-    R = load(args.file, verify_key=verify)
+    R = load(args.file, verify_key=verify_key_file(args.verify_key))
     S = parse_nodes(args.S, R.nodes, "--S")
     if args.T is None:
         chosen = set(S)
@@ -307,33 +307,27 @@ def _cut(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- signing keys
-def _key_file(path: str, name: str) -> bytes:
-    """A raw 32-byte key from a file holding its 64 hex digits (as written by keygen)."""
-    try:
-        text = Path(path).read_text().strip()
-        key = bytes.fromhex(text)
-    except (OSError, UnicodeDecodeError, ValueError):
-        key = b""
-    if len(key) != 32:
-        raise ValueError(f"{name}: {path} is not a key file (64 hex digits, see 'dpgraph keygen')")
-    return key
+def signing_key_file(path: str) -> Any:
+    """The key of ``--signing-key FILE`` (``PREFIX.key`` of keygen); errors name the flag."""
+    from .graph.signing import signing_key
+
+    return signing_key(path, "--signing-key")
+
+
+def verify_key_file(path: str | None) -> Any:
+    """The key of ``--verify-key FILE`` (``PREFIX.pub`` of keygen), or None without one."""
+    from .graph.signing import verify_key
+
+    return None if path is None else verify_key(path, "--verify-key")
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    import os
+    from .graph.signing import public_hex, verify_key, write_key_files
 
-    from .graph.signing import generate_signing_key
-
-    secret, public = Path(args.prefix + ".key"), Path(args.prefix + ".pub")
-    for p in (secret, public):
-        if p.exists():
-            raise ValueError(f"{p} exists; not overwriting a key")
-    sk, vk = generate_signing_key()
-    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(sk.hex() + "\n")
-    public.write_text(vk.hex() + "\n")
-    print(f"signing key (keep it secret) -> {secret}; verify key (publish it) -> {public}")
+    secret, public = write_key_files(args.prefix)
+    print(f"signing key (keep it secret) -> {secret}\n"
+          f"verify key (publish it)      -> {public}  "
+          f"(public key {public_hex(verify_key(public))})")
     return 0
 
 
@@ -441,6 +435,9 @@ def register_commands(subparsers: Any) -> None:
     k = subparsers.add_parser(
         "keygen", help="make an Ed25519 key pair to sign releases",
         description="Write PREFIX.key (the signing key, mode 0600: keep it secret) and PREFIX.pub "
-                    "(the verify key: give it to analysts) as hex text.")
+                    "(the verify key: give it to analysts) as PEM files. Sign with "
+                    "'dpgraph release ... --signing-key PREFIX.key'; analysts check with "
+                    "--verify-key PREFIX.pub (dpgraph cut, dpgraph report) or "
+                    "dpgraph.load(path, verify_key='PREFIX.pub').")
     k.add_argument("prefix", help="path prefix of the two key files")
     k.set_defaults(func=_keygen)

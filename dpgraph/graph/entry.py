@@ -144,8 +144,9 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     Parameters
     ----------
     path : str or os.PathLike
-    verify_key : Ed25519PublicKey or bytes, optional
-        The curator's public key (object or raw 32 bytes).  When given, the
+    verify_key : Ed25519PublicKey, bytes, str or os.PathLike, optional
+        The curator's public key: the object, its raw 32 bytes, or the path
+        of the ``PREFIX.pub`` file of ``dpgraph keygen``.  When given, the
         file must carry a valid signature by this key: an unsigned file, a
         file signed by another key, or any changed byte is refused.
 

@@ -168,9 +168,10 @@ class IOMixin:
         ----------
         path : str or os.PathLike
             Destination file; overwritten if it exists.
-        signing_key : Ed25519PrivateKey or bytes, optional
-            The curator's Ed25519 key (object or raw 32 bytes, see
-            :func:`dpgraph.generate_signing_key`): appends a signature so
+        signing_key : Ed25519PrivateKey, bytes, str or os.PathLike, optional
+            The curator's Ed25519 key: the object, its raw 32 bytes (see
+            :func:`dpgraph.generate_signing_key`), or the path of the
+            ``PREFIX.key`` file of ``dpgraph keygen``.  Appends a signature so
             that ``dpgraph.load(path, verify_key=...)`` can check the file is
             the curator's and unaltered.
 

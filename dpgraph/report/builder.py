@@ -177,7 +177,8 @@ def _cut_table(R: Any, density: float) -> list[dict]:
 
 
 def report_context(R: Any, title: str = "dpgraph release",
-                   progress: Callable[[str], None] | None = None) -> dict:
+                   progress: Callable[[str], None] | None = None,
+                   verified_by: str | None = None) -> dict:
     """Everything the template shows, computed from the release ``R`` alone.
 
     Parameters
@@ -188,6 +189,9 @@ def report_context(R: Any, title: str = "dpgraph release",
         Shown as the page title.
     progress : callable, optional
         Called with a short message before and after each slow step.
+    verified_by : str, optional
+        Hex of the verify key the file's signature was checked against
+        (``dpgraph report --verify-key``); None when it was not checked.
     """
     progress = progress or (lambda msg: None)
     timings: list = []
@@ -225,6 +229,7 @@ def report_context(R: Any, title: str = "dpgraph release",
         "eps_columns": list(public_plan.table([eps])[0]),
         "plan_sides": f"{half} x {half}",
         "citation": CITATION % __version__,
+        "verified_by": verified_by,
     }
     ctx["planner_svg"] = _timed(progress, timings, "planner figure",
                                 lambda: figures.planner_figure(public_plan))
@@ -234,7 +239,8 @@ def report_context(R: Any, title: str = "dpgraph release",
 
 
 def build_report(R: Any, title: str = "dpgraph release",
-                 progress: Callable[[str], None] | None = None) -> str:
+                 progress: Callable[[str], None] | None = None,
+                 verified_by: str | None = None) -> str:
     """A self-contained HTML page describing the release ``R`` for an analyst.
 
     Post-processing of the release only (no privacy cost): what it protects,
@@ -249,6 +255,8 @@ def build_report(R: Any, title: str = "dpgraph release",
     title : str, default "dpgraph release"
     progress : callable, optional
         Receives a message before and after each slow step.
+    verified_by : str, optional
+        Hex of the verify key the file's signature was checked against.
 
     Returns
     -------
@@ -265,7 +273,7 @@ def build_report(R: Any, title: str = "dpgraph release",
     """
     if not (hasattr(R, "channel") and hasattr(R, "number_of_nodes")):
         raise TypeError(f"R must be a dpgraph PrivateGraph, got {type(R).__name__}")
-    return render_report(report_context(R, str(title), progress))
+    return render_report(report_context(R, str(title), progress, verified_by))
 
 
 def render_report(context: dict) -> str:
