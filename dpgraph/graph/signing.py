@@ -81,7 +81,7 @@ def _key_material(key: Any, name: str) -> Any:
         except IsADirectoryError:
             raise ValueError(f"{name}: {str(path)!r} is a directory, not a key file") from None
         if len(data) > _MAX_KEY_FILE or not data.lstrip().startswith(_PEM):
-            raise ValueError(f"{name}: {str(path)!r} is not a PEM key file (as written by "
+            raise ValueError(f"{name}: {str(path)!r} is not a key file (a PEM file as written by "
                              "'dpgraph keygen')")
         return data
     if isinstance(key, bytearray):
