@@ -236,7 +236,7 @@ def _release(args: argparse.Namespace) -> int:
     signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
-        ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
+        ledger = _open_ledger(args.ledger, args.budget)
     elif args.budget is not None:
         raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
     with warnings.catch_warnings():  # said once, below, in the command line's own words
@@ -250,6 +250,23 @@ def _release(args: argparse.Namespace) -> int:
         print("warning: --seed makes the release reproducible and predictable; "
               "never publish a seeded release of real data", file=sys.stderr)
     return 0
+
+
+def _open_ledger(path: str, budget: float | None) -> Any:
+    """``--ledger FILE`` with ``--budget TOTAL``; the errors speak of the flags."""
+    from .ledger import PrivacyLedger
+
+    if not Path(path).exists():
+        if budget is None:
+            raise ValueError(f"--ledger {path}: no such ledger file; create it by adding "
+                             "--budget TOTAL (the total epsilon this dataset may ever spend)")
+        return PrivacyLedger.open(path, total_epsilon=budget)
+    ledger = PrivacyLedger.open(path)
+    if budget is not None and budget != ledger.total_epsilon:
+        raise ValueError(f"--budget {budget:g}: the ledger {path} already has a total of "
+                         f"{ledger.total_epsilon:g}, which cannot be changed; drop --budget to "
+                         "charge it")
+    return ledger
 
 
 def _public_nodes(spec: str) -> list:

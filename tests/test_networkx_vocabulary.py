@@ -105,3 +105,15 @@ def test_large_integer_vertex_sets_need_no_dict():
     assert len(R) == 100_000 and 4 in R and 5 not in R and 4.0 in R and np.int64(6) in R
     assert "4" not in R and 200_000 not in R
     assert repr(R.nodes) == "NodeView(100000 nodes: 0, 2, 4, 6, 8, ..., 199998)"
+
+
+def test_community_labels_cover_every_node_by_default():
+    G = nx.relabel_nodes(nx.planted_partition_graph(2, 40, 0.5, 0.01, seed=1),
+                         {v: f"v{v:03d}" for v in range(80)})
+    R = _release(G, eps=3.0)
+    comm = R.communities(seed=0)
+    labels = comm.labels()  # like .partition, every node: in R.nodes order
+    assert labels.shape == (len(R),) and labels.dtype == np.int64
+    assert np.array_equal(labels, comm.labels(R.nodes))
+    for v, c in zip(R.nodes, labels.tolist()):
+        assert v in comm.partition[c]

@@ -258,7 +258,7 @@ def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
         help="the paper's section VI-B: cut-query error on ego-Facebook subgraphs",
         description=__doc__.split("\n\n")[1],
     )
-    p.add_argument("--out", default="results/facebook-cuts", help="output directory for CSV and PNG")
+    p.add_argument("--out", required=True, help="output directory for CSV and PNG")
     p.add_argument("--runs", type=int, default=10, help="independent releases per size (default 10)")
     p.add_argument("--queries", type=int, default=100, help="random half cuts per run (default 100)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter (default 1)")
