@@ -43,8 +43,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args=None, namespace=None):
-        if args is not None and not any(
-                isinstance(a, argparse._SubParsersAction) for a in self._actions):
+        if args is not None and self._subparsers is None:  # a command that takes options
             for word in args:
                 if word == "--":
                     break

@@ -382,4 +382,4 @@ def test_cli_release_charges_a_ledger_file(tmp_path, capsys):
     assert PrivacyLedger.load(ledger).spent == 1.0
     assert main(["release", str(edges), "--nodes", "5", "-e", "1.0", "-o", str(tmp_path / "c.dpg"),
                  "--ledger", str(tmp_path / "missing.json")]) == 2
-    assert "pass total_epsilon" in capsys.readouterr().err
+    assert "--budget TOTAL" in capsys.readouterr().err
