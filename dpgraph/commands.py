@@ -178,7 +178,7 @@ def _demo(args: argparse.Namespace) -> int:
     _demo_plot(png, queries, est, truth, name.split(" (")[0], R.epsilon)
     print(f"plot: {png}")
     if args.save:
-        R.save(args.save)
+        R.save(args.save, name=name.split(" (")[0])
         print(f"release saved to {args.save} (read it with dpgraph.load)")
     return 0
 
@@ -243,7 +243,7 @@ def _release(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
         R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
                             keep=args.keep, target_edges=args.target_edges, ledger=ledger)
-    R.save(args.output, signing_key=signing_key)
+    R.save(args.output, signing_key=signing_key, name=args.name)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
     if args.seed is not None:
@@ -429,6 +429,9 @@ def register_commands(subparsers: Any) -> None:
                         "if over budget (see SECURITY.md)")
     r.add_argument("--signing-key", default=None, metavar="FILE",
                    help="sign the file with this key (.key from 'dpgraph keygen')")
+    r.add_argument("--name", default=None,
+                   help="the data set's public name, kept in the file (e.g. 'SNAP ego-Facebook'); "
+                        "the title of 'dpgraph report'")
     r.add_argument("--budget", type=_positive_float, default=None, metavar="TOTAL",
                    help="total epsilon of a new --ledger FILE (needed only to create it)")
     r.set_defaults(func=_release)

@@ -131,14 +131,19 @@ def _report(args: argparse.Namespace) -> int:
     R = load(path, verify_key=key)
     out = Path(args.output)
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(f"  {msg}", file=sys.stderr, flush=True)
+    def progress(step: str, seconds: float | None = None) -> None:  # one line per step
+        if args.quiet:
+            return
+        if seconds is None:
+            print(f"  {step} ...", end="", file=sys.stderr, flush=True)
+        else:
+            print(f" {seconds:.1f} s", file=sys.stderr, flush=True)
 
     from .graph.signing import public_hex
 
     signer = None if key is None else public_hex(key)
-    html = build_report(R, title=args.title or path.name, progress=progress, verified_by=signer)
+    html = build_report(R, title=args.title or R.name or path.name, progress=progress,
+                        verified_by=signer)
     out.write_text(html, encoding="utf-8")
     print(f"wrote {out} ({len(html) // 1024} KiB)")
     if args.open:
@@ -187,7 +192,9 @@ def register(subparsers: Any) -> None:
                     "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
-    r.add_argument("--title", default=None, help="title of the report (default: the file name)")
+    r.add_argument("--title", default=None,
+                   help="title of the report (default: the data set's name kept in the file, "
+                        "else the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")
     r.add_argument("--quiet", action="store_true", help="no progress messages")
     r.add_argument("--verify-key", default=None, metavar="FILE",

@@ -156,7 +156,7 @@ def _kind_of(adj: Any) -> str:
 class IOMixin:
     """PrivateGraph methods for files: ``save``."""
 
-    def save(self, path: PathLike, *, signing_key: Any = None) -> None:
+    def save(self, path: PathLike, *, signing_key: Any = None, name: str | None = None) -> None:
         """Write the release to ``path`` in dpgraph's versioned binary format.
 
         The file holds public metadata and the released bits only, ends with a
@@ -174,6 +174,10 @@ class IOMixin:
             ``PREFIX.key`` file of ``dpgraph keygen``.  Appends a signature so
             that ``dpgraph.load(path, verify_key=...)`` can check the file is
             the curator's and unaltered.
+        name : str, optional
+            The data set's public name (e.g. "SNAP ego-Facebook"), kept in the
+            file as public metadata: the title of ``dpgraph report``.  Default:
+            the release's own ``name``, if any.
 
         Raises
         ------
@@ -199,6 +203,7 @@ class IOMixin:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         sk = None if signing_key is None else signing.signing_key(signing_key)
+        name = _check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
         meta, payload = KINDS[kind][0](self.adjacency)
@@ -224,6 +229,8 @@ class IOMixin:
             "payload_bytes": int(payload.nbytes),
             **meta,
         }
+        if name is not None:
+            header["name"] = name
         if sk is not None:
             header["signature"] = "ed25519"
             header["signer"] = signing.public_hex(sk)
@@ -264,6 +271,16 @@ class ReleaseParts(NamedTuple):
     probabilities: Any
     channel: Any
     keep: float
+    name: str | None = None
+
+
+def _check_name(name: Any, where: str) -> str | None:
+    """A release's public name: None, or one line of printable text up to 200 characters."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not 0 < len(name) <= 200 or not name.isprintable():
+        raise ValueError(f"{where} must be one line of printable text of 1 to 200 characters")
+    return name
 
 
 def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
@@ -383,7 +400,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
-    return ReleaseParts(adj, index, rr, channel, keep)
+    name = _check_name(header.get("name"), f"{path.name}: header name")
+    return ReleaseParts(adj, index, rr, channel, keep, name)
 
 
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:

@@ -115,6 +115,9 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         ln of the exact worst-case likelihood ratio of the sampler, <= epsilon.
     channel : Channel
         P(released | true) of a pair, used by every estimator.
+    name : str or None
+        The data set's public name when the curator gave one
+        (``R.save(path, name=...)``, ``dpgraph release --name``), else None.
     """
 
     def __init__(
@@ -124,12 +127,14 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         probabilities: RRProbabilities,
         channel: Channel | None = None,
         keep: float = 1.0,
+        name: str | None = None,
     ) -> None:
         self._adj = adjacency
         self._index = index
         self.probabilities = probabilities
         self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
         self.keep = float(keep)
+        self.name = name
 
     # ---- the release as data, by position -------------------------------------
     @property
