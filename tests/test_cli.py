@@ -245,3 +245,13 @@ def test_ledger_errors_speak_of_the_flags(tmp_path, edgelist, capsys):
     assert (L.spent, L.remaining, L.total_epsilon) == (2.0, 0.0, 2.0)  # properties, like its repr
     assert repr(L) == ("PrivacyLedger(total_epsilon=2, scope='default', spent=2, remaining=0, "
                        "releases=2)")
+
+
+def test_facebook_cuts_emits_no_warning(tmp_path, capsys):
+    # experiments are seeded on purpose and say so in --seed's help: nothing in the progress bar
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = facebook_cuts.run(out=tmp_path, graph=nx.karate_club_graph(), sizes=[20, 34],
+                                 runs=2, queries=5, seed=0, progress=True)
+    assert [r["nodes"] for r in rows] == [20, 34]
+    assert "Warning" not in capsys.readouterr().err
