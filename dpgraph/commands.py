@@ -166,8 +166,9 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"{label:<18}{truth[k]:>9,}{v:>11}{s:>8}  {ci:<20}{raw_pairs[k]:>11,}")
     inside = sum(est.ci(0.95)[0][k] <= truth[k] <= est.ci(0.95)[1][k] for k in range(len(queries)))
     print(f"\n{inside} of {len(queries)} true cuts lie inside their 95% intervals. "
-          f"The released graph itself has {R.number_of_edges():,} edges vs {G.number_of_edges():,} "
-          "true ones: raw counts are biased, the estimates are not.")
+          f"The released graph itself has {R.number_of_released_edges():,} edges vs "
+          f"{G.number_of_edges():,} true ones: raw counts are biased; the estimate, "
+          f"R.number_of_edges(), is {R.number_of_edges()}.")
     if args.out is None:
         import tempfile
 

@@ -255,3 +255,12 @@ def test_facebook_cuts_emits_no_warning(tmp_path, capsys):
                                  runs=2, queries=5, seed=0, progress=True)
     assert [r["nodes"] for r in rows] == [20, 34]
     assert "Warning" not in capsys.readouterr().err
+
+
+def test_demo_contrasts_the_raw_count_with_the_estimate(tmp_path, capsys):
+    assert _main(["demo", "--builtin", "--seed", "1", "--queries", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    G, _ = commands.demo_graph(prefer_facebook=False)
+    R = dpgraph.release(G, 1.0, seed=1)
+    assert f"itself has {R.number_of_released_edges():,} edges" in out
+    assert f"R.number_of_edges(), is {R.number_of_edges()}" in out
