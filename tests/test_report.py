@@ -200,6 +200,10 @@ def test_report_renders_in_headless_chromium(sbm_page, tmp_path):
     assert (gray < 0.5).mean() > 0.01  # text and figures drawn in dark ink
     header = img[5:40, 50:1000]  # the coloured title bar rendered from the inline CSS
     assert np.abs(header[..., 2] - header[..., 0]).mean() > 0.2
+    # nothing runs past the page's column (the widest table included): the right margin
+    # below the title bar is background only
+    margin = gray[120:, -35:]
+    assert (margin < 0.5).mean() < 0.001
 
 
 def test_degree_band_is_read_from_the_distribution_and_drawn():
