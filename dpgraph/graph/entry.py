@@ -134,7 +134,7 @@ def release(
     >>> import numpy as np
     >>> E = dpgraph.release(np.array([[0, 1], [1, 2], [2, 3]]), epsilon=1.0, seed=0, nodes=range(5))
     >>> E.nodes
-    (0, 1, 2, 3, 4)
+    NodeView((0, 1, 2, 3, 4))
     """
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
@@ -193,8 +193,9 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     Parameters
     ----------
     path : str or os.PathLike
-    verify_key : Ed25519PublicKey or bytes, optional
-        The curator's public key (object or raw 32 bytes).  When given, the
+    verify_key : Ed25519PublicKey, bytes, str or os.PathLike, optional
+        The curator's public key: the object, its raw 32 bytes, or the path
+        of the ``PREFIX.pub`` file of ``dpgraph keygen``.  When given, the
         file must carry a valid signature by this key: an unsigned file, a
         file signed by another key, or any changed byte is refused.
 
@@ -218,6 +219,6 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     >>> dpgraph.release(nx.path_graph(5), epsilon=2.0, seed=1).save(path)
     >>> R = load(path)
     >>> R.nodes, R.epsilon
-    ((0, 1, 2, 3, 4), 2.0)
+    (NodeView((0, 1, 2, 3, 4)), 2.0)
     """
     return PrivateGraph(*read_release(path, verify_key=verify_key))

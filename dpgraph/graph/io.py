@@ -157,7 +157,7 @@ def _kind_of(adj: Any) -> str:
 class IOMixin:
     """PrivateGraph methods for files: ``save``."""
 
-    def save(self, path: PathLike, *, signing_key: Any = None) -> None:
+    def save(self, path: PathLike, *, signing_key: Any = None, name: str | None = None) -> None:
         """Write the release to ``path`` in dpgraph's versioned binary format.
 
         The file holds public metadata and the released bits only, ends with a
@@ -169,11 +169,16 @@ class IOMixin:
         ----------
         path : str or os.PathLike
             Destination file; overwritten if it exists.
-        signing_key : Ed25519PrivateKey or bytes, optional
-            The curator's Ed25519 key (object or its raw 64 bytes, see
-            :func:`dpgraph.generate_signing_key`): appends a signature so
+        signing_key : Ed25519PrivateKey, bytes, str or os.PathLike, optional
+            The curator's Ed25519 key: the object, its raw 64 bytes (see
+            :func:`dpgraph.generate_signing_key`), or the path of the
+            ``PREFIX.key`` file of ``dpgraph keygen``.  Appends a signature so
             that ``dpgraph.load(path, verify_key=...)`` can check the file is
             the curator's and unaltered.
+        name : str, optional
+            The data set's public name (e.g. "SNAP ego-Facebook"), kept in the
+            file as public metadata: the title of ``dpgraph report``.  Default:
+            the release's own ``name``, if any.
 
         Raises
         ------
@@ -199,6 +204,7 @@ class IOMixin:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         sk = None if signing_key is None else signing.signing_key(signing_key)
+        name = _check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
         meta, payload = KINDS[kind][0](self.adjacency)
@@ -224,6 +230,8 @@ class IOMixin:
             "payload_bytes": int(payload.nbytes),
             **meta,
         }
+        if name is not None:
+            header["name"] = name
         if sk is not None:
             header["signature"] = "ed25519"
             header["signer"] = signing.public_hex(sk)
@@ -308,6 +316,16 @@ class ReleaseParts(NamedTuple):
     probabilities: Any
     channel: Any
     keep: float
+    name: str | None = None
+
+
+def _check_name(name: Any, where: str) -> str | None:
+    """A release's public name: None, or one line of printable text up to 200 characters."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not 0 < len(name) <= 200 or not name.isprintable():
+        raise ValueError(f"{where} must be one line of printable text of 1 to 200 characters")
+    return name
 
 
 def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
@@ -431,7 +449,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
-    return ReleaseParts(adj, index, rr, channel, keep)
+    name = _check_name(header.get("name"), f"{path.name}: header name")
+    return ReleaseParts(adj, index, rr, channel, keep, name)
 
 
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:

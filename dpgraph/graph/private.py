@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,70 @@ from .convert import edges_to_networkx
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
 
-__all__ = ["PrivateGraph"]
+__all__ = ["NodeView", "PrivateGraph"]
+
+
+class NodeView(Sequence):
+    """The public vertex set of a release, like networkx's ``G.nodes``.
+
+    Iterable, sized, ``v in R.nodes`` and callable (``R.nodes()`` is the view
+    itself), in the release's canonical order.  A release keeps no node
+    attributes, so, unlike networkx's view, indexing is by *position*:
+    ``R.nodes[i]`` is the i-th node (the row i of ``R.to_scipy_sparse()``).
+    It equals a tuple or another view holding the same nodes in the same order.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> R = dpgraph.release(nx.path_graph(["a", "b", "c"]), epsilon=1.0, seed=0)
+    >>> R.nodes
+    NodeView(('a', 'b', 'c'))
+    >>> list(R.nodes()), "b" in R.nodes, len(R.nodes), R.nodes[0]
+    (['a', 'b', 'c'], True, 3, 'a')
+    """
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index: NodeIndex) -> None:
+        self._index = index
+
+    def __call__(self, data: Any = False) -> NodeView:
+        if data is not False:
+            raise TypeError("a release keeps no node attributes (only the vertex set is "
+                            "public): call R.nodes() without data")
+        return self
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._index.nodes)
+
+    def __contains__(self, v: Any) -> bool:
+        return v in self._index
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._index.nodes[i]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, NodeView):
+            other = other._index.nodes
+        if not isinstance(other, (tuple, range)):
+            return NotImplemented
+        mine = self._index.nodes
+        if isinstance(mine, range) and isinstance(other, range):
+            return mine == other
+        return len(mine) == len(other) and all(a == b for a, b in zip(mine, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._index.nodes))
+
+    def __repr__(self) -> str:  # node labels are public
+        nodes = self._index.nodes
+        if len(nodes) <= 20:
+            return f"NodeView({tuple(nodes)!r})"
+        head = ", ".join(repr(v) for v in nodes[:5])
+        return f"NodeView({len(nodes)} nodes: {head}, ..., {nodes[-1]!r})"
 
 
 @bind_analytics
@@ -30,9 +93,16 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     input graph.  Every answer is post-processing of the release, so any
     number of queries costs no further privacy.
 
+    It speaks networkx where the meaning is the same: ``R.nodes`` (a
+    :class:`NodeView`), ``len(R)``, ``v in R``, ``for v in R``,
+    ``R.number_of_nodes()``; ``R.number_of_edges()`` and ``R.degree(...)``
+    are debiased estimates of the input graph's, never raw counts of the
+    released one.  ``R[v]`` (networkx's neighbours) is refused: the released
+    neighbours are mostly noise; see :meth:`__getitem__`.
+
     Attributes
     ----------
-    nodes : tuple
+    nodes : NodeView
         The public vertex set in canonical order.
     directed : bool
         Whether rows are ordered pairs.
@@ -45,6 +115,9 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         ln of the exact worst-case likelihood ratio of the sampler, <= epsilon.
     channel : Channel
         P(released | true) of a pair, used by every estimator.
+    name : str or None
+        The data set's public name when the curator gave one
+        (``R.save(path, name=...)``, ``dpgraph release --name``), else None.
     """
 
     def __init__(
@@ -54,12 +127,14 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         probabilities: RRProbabilities,
         channel: Channel | None = None,
         keep: float = 1.0,
+        name: str | None = None,
     ) -> None:
         self._adj = adjacency
         self._index = index
         self.probabilities = probabilities
         self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
         self.keep = float(keep)
+        self.name = name
 
     # ---- the release as data, by position -------------------------------------
     @property
@@ -151,9 +226,40 @@ class PrivateGraph(CertifiedRelease, IOMixin):
 
     # ---- public metadata ------------------------------------------------------
     @property
-    def nodes(self) -> tuple:
-        """The public vertex set, in canonical order (rows of ``to_scipy_sparse``)."""
-        return self._index.nodes
+    def nodes(self) -> NodeView:
+        """The public vertex set, in canonical order (rows of ``to_scipy_sparse``): a :class:`NodeView`."""
+        return NodeView(self._index)
+
+    def __len__(self) -> int:
+        """The number of nodes, like ``len(G)``."""
+        return len(self._index)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        """The nodes, like ``iter(G)``."""
+        return iter(self._index.nodes)
+
+    def __contains__(self, v: Any) -> bool:
+        """Whether ``v`` is a node, like ``v in G`` (False for an unhashable value)."""
+        return v in self._index
+
+    def __getitem__(self, v: Any) -> Any:
+        """Refused: networkx's ``G[v]`` is v's neighbours, which a release does not know.
+
+        The released neighbours of v are mostly flips (at eps = 1 about
+        p'(n - 1) of them are noise, far more than v's true degree), so
+        returning them under networkx's name would pass a biased read for the
+        truth.  Use ``R.degree(v)`` (debiased, with an error bar) or, for the
+        raw released graph itself, ``R.to_networkx()[v]``.
+
+        Raises
+        ------
+        TypeError
+            Always, naming the alternatives.
+        """
+        raise TypeError(
+            "R[v] is not defined: a release does not know v's neighbours (those of the "
+            "released graph are mostly noise). Use R.degree(v) for v's debiased degree, or "
+            "R.to_networkx()[v] for its neighbours in the raw released graph")
 
     @property
     def directed(self) -> bool:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
+from ..encoding import canonical_node_order
 from ..protocol import Release
 from ._shared import (
     _check_max_communities,
@@ -100,10 +101,16 @@ class Communities:
     holdout: float = 0.0
     method: str = "denoised"
 
-    def labels(self, nodes: Iterable[Hashable]) -> np.ndarray:
-        """Community index of each node in ``nodes`` (order of ``partition``)."""
+    def labels(self, nodes: Iterable[Hashable] | None = None) -> np.ndarray:
+        """Community index (order of ``partition``) of each node in ``nodes``.
+
+        ``nodes`` defaults to every node of the release in ``R.nodes`` order
+        (the canonical order of the labels), like ``partition`` covers them.
+        """
         where = {v: c for c, block in enumerate(self.partition) for v in block}
-        return np.array([where[v] for v in nodes])
+        if nodes is None:
+            nodes = canonical_node_order(where)
+        return np.array([where[v] for v in nodes], dtype=np.int64)
 
     def __repr__(self) -> str:  # a summary: never the partition itself
         sizes = [len(b) for b in self.partition]
