@@ -2,7 +2,13 @@
 
 Products of debiased entries over distinct pairs are unbiased because the
 pairs are released independently; everything reduces to the released degrees
-and common-neighbour counts C = Y Y (see :func:`triangle_statistics`).
+and, per row, eight integer sums over the common-neighbour counts C = Y Y
+(see :func:`triangle_statistics`), counted without n x n floats by
+:mod:`.triangle_counting` (2-hop counting on the released CSR, or
+AND-popcount of packed rows).  Before the pass, :mod:`.triangle_planning`
+predicts its std, cost and the plausible range of the count, and answers at
+once, samples rows or refuses when the pass could not resolve anything or
+would exceed its budget.
 """
 
 from __future__ import annotations
@@ -15,9 +21,7 @@ import numpy as np
 from ...core.estimators import Estimate, StatisticEstimate, count_estimate
 from ._shared import (
     Z95,
-    _block_rows,
     _cache,
-    _dense_release,
     _entry_map,
     _observed_degrees,
     _released_pairs,
@@ -25,12 +29,17 @@ from ._shared import (
     check_proper,
     finish,
     finish_ratio,
-    progress_range,
 )
+from ._triangle_terms import Constants, row_sums
+from .triangle_counting import REDUCTIONS, TriangleCounter
+from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..private import PrivateGraph
 
+__all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
+           "local_clustering",
+           "transitivity", "triangle_plan", "triangle_statistics", "triangles", "wedges"]
 
 
 @dataclass(frozen=True)
@@ -44,13 +53,23 @@ class TriangleStatistics:
         2-paths (wedges, i.e. sum_v C(deg v, 2)).
     var_triangles, var_wedges, cov : float
         Unbiased estimates of Var T^, Var W^ and Cov(T^, W^) (clipped at 0
-        for the variances).
+        for the variances); with sampled rows, Var T^ includes the sampling
+        variance.
     node_triangles, node_wedges : numpy.ndarray
-        Per-node unbiased estimates (triangles through v, C(deg v, 2)).
+        Per-node unbiased estimates (triangles through v, C(deg v, 2));
+        ``node_triangles`` is NaN at the rows a sampled pass did not count.
     node_linear : numpy.ndarray
         Per node i, sum over j of s_ij L^2_ij, the unbiased estimates of the
         linear Hoeffding terms of Var T^ over the pairs at i (twice the
-        linear term when summed over i).
+        linear term when summed over i); NaN where not counted.
+    path : str
+        How C was counted: ``"sparse"`` (2-hop counting on the released CSR),
+        ``"packed"`` (AND-popcount of packed rows) or ``"dense"`` (the n x n
+        reference).
+    rows : int or None
+        Number of rows of a sampled pass (None: every row).
+    seed : int or None
+        The seed of the public random sample of rows (None: every row).
     """
 
     triangles: float
@@ -61,23 +80,88 @@ class TriangleStatistics:
     node_triangles: np.ndarray
     node_wedges: np.ndarray
     node_linear: np.ndarray | None = None
+    path: str = "sparse"
+    rows: int | None = None
+    seed: int | None = None
 
 
-_USE_NUMBA = True  # tests switch it off to compare the numpy path
+@dataclass(frozen=True, init=False, repr=False)
+class _Explained(StatisticEstimate):
+    """A StatisticEstimate that says how it was computed (``reason``, ``plan``)."""
+
+    reason: str | None
+    plan: TrianglePlan | None
+
+    def __init__(self, base: StatisticEstimate, reason: str | None, plan: TrianglePlan | None) -> None:
+        super().__init__(base.value, base.std, base.exact_std, base.center,
+                         feasible_range=base.feasible_range, proper=base.proper, raw=base.raw,
+                         resolved=base.resolved, ratio=base.ratio, bounds=base.bounds)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "plan", plan)
 
 
-def _compiled_kernel():
-    """The numba block kernel, or None (numba absent or switched off): numpy fallback."""
-    if not _USE_NUMBA:
-        return None
-    try:
-        from ._trikernel import block_terms
-    except ImportError:  # pragma: no cover - numba is optional
-        return None
-    return block_terms
+def _explain(est: StatisticEstimate, plan: TrianglePlan, st: TriangleStatistics | None = None
+             ) -> _Explained:
+    reason = plan.reason if (plan.mode != "full" or not plan.resolvable) else None
+    if st is not None and st.rows is not None:
+        reason = f"{plan.reason} (rows drawn with seed {st.seed})"
+    return _Explained(est, reason, plan)
 
 
-def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> TriangleStatistics:
+def _interval(lo: float, hi: float, low: float, high: float, proper: bool, plan: TrianglePlan
+              ) -> _Explained:
+    """Unresolved estimate known only to lie in [lo, hi]: the midpoint, that interval at every level."""
+    mid = 0.5 * (lo + hi)
+    est = StatisticEstimate(mid, (hi - lo) / (2 * Z95), False, feasible_range=(low, high),
+                            proper=check_proper(proper), raw=float("nan") if not proper else mid,
+                            resolved=False, bounds=(lo, 0.0, hi, 0.0))
+    return _Explained(est, plan.reason, plan)
+
+
+def _constants(R: Any) -> Constants:
+    z0, z1 = _entry_map(R.channel)
+    v0, v1 = R.channel.entry_variances()
+    return Constants.of(R.number_of_nodes(), z0, z1, v0, v1)
+
+
+def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | None,
+                nsums: np.ndarray, k: Constants, path: str, seed: int | None) -> TriangleStatistics:
+    """Assemble the statistics from the reductions of ``rows`` (None: all) and every row's (N1, N2)."""
+    n = counter.n
+    d = counter.deg.astype(np.float64)
+    S1, S2 = float(d.sum()), float(np.sum(d * d))
+    linw = row_sums({"N1": nsums[:, 0], "N2": nsums[:, 1]}, d, S1, S2, k, ("linw",))["linw"]
+    D = (n - 1) * k.z0 + k.dl * d  # row sums of Z
+    Q = (n - 1) * k.u0 + k.eu * d  # row sums of U
+    node_w = 0.5 * (D * D - Q)
+    srow = (n - 1) * k.w0 + k.om * d  # row sums of S
+    s2row = (n - 1) * k.w0**2 + ((k.w0 + k.om) ** 2 - k.w0**2) * d  # row sums of S o S
+    var_w = max(0.5 * float(linw.sum()) + 0.5 * float(np.sum(srow * srow - s2row)), 0.0)
+    sel = np.arange(n) if rows is None else rows
+    t = row_sums({name: red[:, c] for c, name in enumerate(REDUCTIONS)}, d[sel], S1, S2, k,
+                 ("tri", "lin", "quad", "cub", "linc"))
+    x = t["tri"] / 6.0  # T^ = sum of x over all rows
+    v = 0.5 * t["lin"] + 0.5 * t["quad"] + t["cub"] / 6.0  # Var T^ = sum of v (Hoeffding terms)
+    cv = 0.5 * t["linc"] + 0.5 * t["quad"]  # Cov(T^, W^) = sum of cv
+    if rows is None:
+        T, var_t, cov = float(x.sum()), max(float(v.sum()), 0.0), float(cv.sum())
+    else:  # simple random sample of rows: expansion estimates plus the sampling variance
+        m = sel.size
+        scale = n / m
+        T, cov = scale * float(x.sum()), scale * float(cv.sum())
+        samp = n * n * (1 - m / n) / m * (float(np.var(x, ddof=1)) if m > 1 else 0.0)
+        var_t = max(scale * float(v.sum()), 0.0) + samp
+    node_t = np.full(n, np.nan)
+    node_lin = np.full(n, np.nan)
+    node_t[sel] = 0.5 * t["tri"]
+    node_lin[sel] = t["lin"]
+    return TriangleStatistics(T, float(node_w.sum()), var_t, var_w, cov, node_t, node_w, node_lin,
+                              path=path, rows=None if rows is None else int(sel.size), seed=seed)
+
+
+def triangle_statistics(R: PrivateGraph, progress: bool | None = None, *,
+                        budget_seconds: float = 30.0, max_memory: int | None = None,
+                        sample: bool = True, seed: int | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
     Let Z = z0 + delta Y off the diagonal (delta = z1 - z0), U = Z o Z and
@@ -90,116 +174,111 @@ def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> Triang
     Variance of T^ (Hoeffding decomposition; every term unbiased):
     linear  sum_{i<j} S_ij L^2_ij  with L^2 = (Z^2)^2 - U^2 + Z^2 estimating the
     squared number of common neighbours; quadratic sum_{j<k} Z_jk (S^2)_jk;
-    cubic trace(S^3) / 6.  Var W^ and Cov(T^, W^) likewise.  Cost: one n x n
-    x n float32 product, in row blocks; memory about 3 n^2 float32.
+    cubic trace(S^3) / 6.  Var W^ and Cov(T^, W^) likewise.  Summed over j,
+    each row's terms are closed forms in eight integer sums of C over the row
+    and over the row's released neighbours (:mod:`._triangle_terms`), counted
+    by 2-hop counting on the released CSR or by AND-popcount of packed rows
+    (:mod:`.triangle_counting`), whichever the cost model finds cheaper:
+    memory O(n + released edges) or the size of the release, never n x n
+    floats.  The wedge terms need only the degrees and neighbour degree sums.
+
+    When counting every row exceeds ``budget_seconds`` or ``max_memory``, a
+    simple random sample of rows is counted instead (``sample=True``): the
+    estimates stay unbiased and ``var_triangles`` includes the sampling
+    variance (see :mod:`.triangle_planning`).  The result is cached per
+    release (a sampled one per ``seed``).
 
     Parameters
     ----------
     progress : bool or None, default None
-        Show a progress bar (tqdm) over the row blocks; None shows it for
+        Show a progress bar (tqdm) over the pass; None shows it for
         releases of 5,000 nodes or more when the error stream is a terminal.
+    budget_seconds : float, default 30
+        Predicted wall-clock seconds the pass may take.
+    max_memory : int or None, default None
+        Bytes the pass may allocate; None: half the memory available now.
+    sample : bool, default True
+        Over budget, count a random sample of rows (True) or refuse (False).
+    seed : int or None, default None
+        Seed of the row sample (public randomness; None draws fresh entropy,
+        reported in ``seed``).
 
     Raises
     ------
     ValueError
         For a directed release.
-    MemoryError
-        When the dense n x n release does not fit (the message gives the size).
+    CostLimitError
+        Over budget with ``sample=False``, or when not even a sample fits.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> G = nx.karate_club_graph()
     >>> st = triangle_statistics(dpgraph.release(G, epsilon=4.0, seed=0))
-    >>> round(st.var_triangles ** 0.5) > 0
-    True
+    >>> round(st.var_triangles ** 0.5) > 0, st.rows is None
+    (True, True)
     """
     _undirected(R, "triangle counting")
+    st, _ = _computed(R, progress, budget_seconds, max_memory, sample, seed)
+    return st
+
+
+def _computed(R: Any, progress: Any, budget_seconds: Any, max_memory: Any, sample: Any,
+              seed: Any, plan: TrianglePlan | None = None) -> tuple[TriangleStatistics, TrianglePlan]:
     cache = _cache(R)
+    counter = TriangleCounter(R)
+    if plan is None:
+        plan = triangle_plan(R, budget_seconds, max_memory, sample, counter)
     if "tri" in cache:
-        return cache["tri"]
-    n = R.number_of_nodes()
-    z0, z1 = _entry_map(R.channel)
-    dl = z1 - z0
-    u0, eps_u = z0 * z0, z1 * z1 - z0 * z0
-    v0, v1 = R.channel.entry_variances()
-    gam = v1 - v0
-    w0, om = v0 + gam * z0, gam * dl
-    Y = _dense_release(R)
-    deg = Y.sum(axis=1, dtype=np.float64)
-    D = (n - 1) * z0 + dl * deg  # row sums of Z
-    Q = (n - 1) * u0 + eps_u * deg  # row sums of U
-    tri = lin_t = quad_t = cub_t = lin_w = lin_c = 0.0
-    node_t = np.zeros(n)
-    node_lin = np.zeros(n)
-    b = _block_rows(n)
-    kernel = _compiled_kernel()
-    for i0 in progress_range(0, n, b, progress, n, "triangles"):
-        i1 = min(n, i0 + b)
-        if kernel is not None:  # one compiled pass over the block
-            terms = kernel(Y[i0:i1] @ Y, Y[i0:i1], i0, deg, D, Q, n, z0, dl, u0, eps_u, w0, om,
-                           node_t, node_lin)
-            tri, lin_t, quad_t, cub_t, lin_w, lin_c = (
-                a + t for a, t in zip((tri, lin_t, quad_t, cub_t, lin_w, lin_c), terms))
-            continue
-        C = (Y[i0:i1] @ Y).astype(np.float64)
-        Yb = Y[i0:i1].astype(np.float64)
-        off = np.ones_like(Yb, dtype=bool)
-        off[np.arange(i1 - i0), np.arange(i0, i1)] = False
-        di = deg[i0:i1, None]
-        dj = deg[None, :]
-        ai = di - Yb  # sum_{k != i, j} Y_ik
-        aj = dj - Yb  # sum_{k != i, j} Y_kj
-        Z = np.where(off, z0 + dl * Yb, 0.0)
-        U = np.where(off, u0 + eps_u * Yb, 0.0)
-        Sv = np.where(off, w0 + om * Yb, 0.0)
-        Z2 = np.where(off, (n - 2) * z0 * z0 + z0 * dl * (ai + aj) + dl * dl * C, 0.0)
-        U2 = (n - 2) * u0 * u0 + u0 * eps_u * (ai + aj) + eps_u * eps_u * C
-        UZ = (n - 2) * u0 * z0 + u0 * dl * aj + eps_u * z0 * ai + eps_u * dl * C
-        ZU = (n - 2) * z0 * u0 + z0 * eps_u * aj + dl * u0 * ai + dl * eps_u * C
-        S2 = (n - 2) * w0 * w0 + w0 * om * (ai + aj) + om * om * C
-        ZZ = Z2 * Z
-        tri += ZZ.sum()
-        node_t[i0:i1] = 0.5 * ZZ.sum(axis=1)
-        L2 = Z2 * Z2 - U2 + Z2
-        SL = (Sv * L2).sum(axis=1)
-        node_lin[i0:i1] = SL
-        lin_t += SL.sum()
-        quad_t += (Z * S2).sum()
-        cub_t += (S2 * Sv).sum()
-        Di = D[i0:i1, None] - Z
-        Dj = D[None, :] - Z
-        Qi = Q[i0:i1, None] - U
-        Qj = Q[None, :] - U
-        M2 = (Di + Dj) ** 2 - (Qi - Di) - (Qj - Dj)
-        lin_w += (Sv * M2).sum()
-        LM = Z2 * (Di + Dj) - UZ - ZU + 2 * Z2
-        lin_c += (Sv * LM).sum()
-    T = tri / 6.0
-    node_w = 0.5 * (D * D - Q)
-    W = float(node_w.sum())
-    # pairs i<j are half the ordered off-diagonal sums
-    lin_t, quad_t, lin_w, lin_c = lin_t / 2, quad_t / 2, lin_w / 2, lin_c / 2
-    cub_t = cub_t / 6.0
-    srow = (n - 1) * w0 + om * deg  # row sums of S
-    s2row = (n - 1) * w0 * w0 + ((w0 + om) ** 2 - w0 * w0) * deg  # row sums of S o S
-    quad_w = 0.5 * float(np.sum(srow * srow - s2row))
-    var_t = max(lin_t + quad_t + cub_t, 0.0)
-    var_w = max(lin_w + quad_w, 0.0)
-    cov = lin_c + quad_t
-    out = TriangleStatistics(float(T), W, float(var_t), float(var_w), float(cov), node_t, node_w,
-                             node_lin)
-    cache["tri"] = out
-    return out
+        return cache["tri"], plan
+    if plan.mode == "refused":
+        raise CostLimitError(plan.reason)
+    if seed is not None:
+        from ._shared import _check_seed
+
+        seed = _check_seed(seed)
+    k = _constants(R)
+    path = plan.cost.path
+    if plan.mode == "full":
+        red = counter.reductions(path, None, progress)
+        nsums = red[:, 6:]
+        st = _statistics(counter, red, None, nsums, k, path, None)
+        cache["tri"] = st
+        return st, plan
+    key = ("tri-sampled", plan.rows, seed)
+    if key not in cache and not (seed is None and "tri-sampled" in cache):
+        s = int(np.random.SeedSequence().entropy) if seed is None else seed
+        rows = np.sort(np.random.default_rng(s).choice(counter.n, size=plan.rows, replace=False))
+        red = counter.reductions(path, rows, progress)
+        nsums = counter.neighbour_sums()
+        counter.release_inputs()
+        st = _statistics(counter, red, rows, nsums, k, path, s)
+        cache[key] = st
+        if seed is None:
+            cache["tri-sampled"] = st
+    st = cache["tri-sampled"] if (seed is None and "tri-sampled" in cache) else cache[key]
+    return st, plan
 
 
-def triangles(R: PrivateGraph, proper: bool = True,
-              progress: bool | None = None) -> StatisticEstimate:
+def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
+              budget_seconds: float = 30.0, max_memory: int | None = None, sample: bool = True,
+              seed: int | None = None) -> StatisticEstimate:
     """Estimate of the number of triangles, unbiased for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
     entries.  ``std`` is the square root of an unbiased estimate of the exact
     variance (``exact_std=False``); see :func:`triangle_statistics`.
+
+    Before counting, :func:`triangle_plan` predicts the std of the full
+    computation, its cost, and the largest count the graph can plausibly
+    have ((2m)^{3/2} / 6 at an upper confidence bound of the edge count m).
+    Where the std exceeds that range the answer comes at once, unresolved:
+    the midpoint of [0, max], that interval as ``ci()``.  Where the full
+    count exceeds the budget, a random sample of rows is counted (unbiased,
+    larger std), or with ``sample=False`` :class:`CostLimitError` is raised
+    with the cost and the smallest count the full computation could resolve.
+    The result's ``reason`` says which happened (None for a full count);
+    ``plan`` holds the numbers.
 
     Parameters
     ----------
@@ -208,36 +287,53 @@ def triangles(R: PrivateGraph, proper: bool = True,
         count, clipped); False returns the unbiased count.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
+    budget_seconds, max_memory, sample, seed
+        As in :func:`triangle_statistics`.
 
     Returns
     -------
     StatisticEstimate
-        The triangle count (unbiased, or projected), with an estimated std.
+        The triangle count (unbiased, or projected), with an estimated std,
+        and ``reason`` and ``plan`` attributes.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> G = nx.karate_club_graph()
     >>> t = dpgraph.release(G, epsilon=4.0, seed=0).triangles()
-    >>> abs(t.value - 45) < 4 * t.std
-    True
+    >>> abs(t.value - 45) < 4 * t.std, t.reason is None
+    (True, True)
+    >>> dpgraph.release(G, epsilon=0.1, seed=0).triangles().plan.mode
+    'full'
     """
-    return _motif_count(R, "triangles", 6, proper, progress)
+    _undirected(R, "triangle counting")
+    n = R.number_of_nodes()
+    feasible = (0.0, n * (n - 1) * (n - 2) / 6)
+    plan = triangle_plan(R, budget_seconds, max_memory, sample)
+    if not plan.resolvable:
+        return _interval(0.0, plan.plausible_max, *feasible, proper, plan)
+    st, plan = _computed(R, progress, budget_seconds, max_memory, sample, seed, plan)
+    est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
+                   feasible_range=feasible)
+    return _explain(finish(est, proper), plan, st)
 
 
 def wedges(R: PrivateGraph, proper: bool = True,
            progress: bool | None = None) -> StatisticEstimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
-    Counted in the same pass as :func:`triangles` (see
-    :func:`triangle_statistics`); ``std`` is likewise estimated from the release.
+    W^ = sum_v (D_v^2 - Q_v) / 2 with D_v, Q_v the row sums of Z and Z o Z: a
+    function of the released degrees only; its variance needs the sums of the
+    neighbours' released degrees (one pass over the released edges, no
+    triangle counting).  ``std`` is estimated from the release.
 
     Parameters
     ----------
     proper : bool, default True
         Project the value onto [0, n C(n - 1, 2)]; False returns the unbiased count.
     progress : bool or None, default None
-        As in :func:`triangles`.
+        Unused (the pass is linear in the released edges); kept for symmetry
+        with :func:`triangles`.
 
     Returns
     -------
@@ -253,25 +349,33 @@ def wedges(R: PrivateGraph, proper: bool = True,
     >>> abs(w.value - truth) < 4 * w.std
     True
     """
-    return _motif_count(R, "wedges", 2, proper, progress)
-
-
-def _motif_count(R: PrivateGraph, name: str, divisor: int, proper: bool,
-                 progress: bool | None) -> StatisticEstimate:
-    """Count ``name`` of :class:`TriangleStatistics` with its estimated std.
-
-    The feasible range is [0, n (n - 1) (n - 2) / divisor]: 6 for triangles
-    (C(n, 3)), 2 for wedges (n C(n - 1, 2)).
-    """
-    st = triangle_statistics(R, progress)
+    _undirected(R, "wedge counting")
+    W, var_w = _wedge_statistics(R)
     n = R.number_of_nodes()
-    est = Estimate(getattr(st, name), float(np.sqrt(getattr(st, "var_" + name))),
-                   exact_std=False, feasible_range=(0.0, n * (n - 1) * (n - 2) / divisor))
+    est = Estimate(W, float(np.sqrt(var_w)), exact_std=False,
+                   feasible_range=(0.0, n * (n - 1) * (n - 2) / 2))
     return finish(est, proper)
 
 
-def transitivity(R: PrivateGraph, proper: bool = True,
-                 progress: bool | None = None) -> StatisticEstimate:
+def _wedge_statistics(R: Any) -> tuple[float, float]:
+    """(W^, Var^ W^) from the degrees and neighbour degree sums (cached; no triangle pass)."""
+    cache = _cache(R)
+    if "tri" in cache:
+        return cache["tri"].wedges, cache["tri"].var_wedges
+    if "wedges" not in cache:
+        counter = TriangleCounter(R)
+        nsums = counter.neighbour_sums()
+        counter.release_inputs()
+        empty = np.zeros((0, 8), dtype=np.int64)
+        st = _statistics(counter, empty, np.zeros(0, dtype=np.int64), nsums, _constants(R),
+                         "sparse", None)
+        cache["wedges"] = (st.wedges, st.var_wedges)
+    return cache["wedges"]
+
+
+def transitivity(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
+                 budget_seconds: float = 30.0, max_memory: int | None = None,
+                 sample: bool = True, seed: int | None = None) -> StatisticEstimate:
     """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
     3T^ and W^ are unbiased and jointly normal (sums over many independent
@@ -281,7 +385,10 @@ def transitivity(R: PrivateGraph, proper: bool = True,
     [0, 1] it does not reject (Fieller), exact in the normal limit whatever
     the size of W^ (where the delta method fails: small or noisy
     denominators).  When W^ is not significantly positive the interval is
-    the whole of [0, 1] and ``resolved`` is False.
+    the whole of [0, 1] and ``resolved`` is False.  The triangle count is
+    planned as in :func:`triangles`: where it cannot be resolved the answer
+    comes at once, unresolved, with the interval [0, min(1, 3 T+ / W-)]
+    (T+ the plausible maximum, W- the lower end of W's 95% interval).
 
     Parameters
     ----------
@@ -290,6 +397,8 @@ def transitivity(R: PrivateGraph, proper: bool = True,
         False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
+    budget_seconds, max_memory, sample, seed
+        As in :func:`triangle_statistics`.
 
     Returns
     -------
@@ -305,18 +414,29 @@ def transitivity(R: PrivateGraph, proper: bool = True,
     >>> 0 <= lo <= t.value <= hi <= 1
     True
     """
-    st = triangle_statistics(R, progress)
-    return finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
-                        3.0 * st.cov, proper, 0.0, 1.0)
+    _undirected(R, "triangle counting")
+    plan = triangle_plan(R, budget_seconds, max_memory, sample)
+    if not plan.resolvable:
+        W, var_w = _wedge_statistics(R)
+        w_lo = W - Z95 * np.sqrt(var_w)
+        hi = 1.0 if w_lo <= 0 else float(min(1.0, 3 * plan.plausible_max / w_lo))
+        return _interval(0.0, hi, 0.0, 1.0, proper, plan)
+    st, plan = _computed(R, progress, budget_seconds, max_memory, sample, seed, plan)
+    est = finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
+                       3.0 * st.cov, proper, 0.0, 1.0)
+    return _explain(est, plan, st)
 
 
-def local_clustering(R: PrivateGraph) -> np.ndarray:
+def local_clustering(R: PrivateGraph, *, budget_seconds: float = 30.0,
+                     max_memory: int | None = None) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
     t^_v / w^_v with per-node unbiased triangle and wedge estimates, clipped to
     [0, 1] (0 where w^_v < 1).  Each coefficient is a ratio of two noisy sums
     over about n^2/2 and n pairs, so at small epsilon individual values are
-    dominated by noise; use it for distributions only with care.
+    dominated by noise; use it for distributions only with care.  Every row
+    is counted: over budget, :class:`CostLimitError` is raised (a sample of
+    rows would leave most nodes without a value).
 
     Examples
     --------
@@ -325,7 +445,7 @@ def local_clustering(R: PrivateGraph) -> np.ndarray:
     >>> c.shape, bool(((0 <= c) & (c <= 1)).all())
     ((34,), True)
     """
-    st = triangle_statistics(R)
+    st, _ = _computed(R, None, budget_seconds, max_memory, False, None)
     w = st.node_wedges
     c = np.where(w >= 1.0, st.node_triangles / np.maximum(w, 1.0), 0.0)
     return np.clip(c, 0.0, 1.0)
@@ -420,7 +540,8 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
     True
     """
     proper = check_proper(proper)
-    st = triangle_statistics(R, progress)
+    _undirected(R, "average clustering")
+    st, _ = _computed(R, progress, 30.0, None, False, None)
     n = R.number_of_nodes()
     deg = count_estimate(_observed_degrees(R).astype(float), np.full(n, float(n - 1)), R.channel)
     d_hat = np.asarray(deg.value, dtype=float)
