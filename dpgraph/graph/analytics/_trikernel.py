@@ -341,3 +341,20 @@ def block_terms(C, Yb, i0, deg, D, Q, n, z0, dl, u0, eps_u, w0, om, node_t, node
         lin_w += linw_r
         lin_c += linc_r
     return tri, lin_t, quad_t, cub_t, lin_w, lin_c
+
+
+@nb.njit(cache=True, parallel=True)
+def csr_neighbour_sums(indptr, indices, deg):  # pragma: no cover - compiled
+    """(N1, N2): sums of d_j and d_j^2 over the neighbours j of every row of a CSR."""
+    n = indptr.size - 1
+    out = np.zeros((n, 2), dtype=np.int64)
+    for i in nb.prange(n):
+        s1 = 0
+        s2 = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            dj = deg[indices[p]]
+            s1 += dj
+            s2 += dj * dj
+        out[i, 0] = s1
+        out[i, 1] = s2
+    return out

@@ -147,9 +147,9 @@ def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | No
         T, var_t, cov = float(x.sum()), max(float(v.sum()), 0.0), float(cv.sum())
     else:  # simple random sample of rows: expansion estimates plus the sampling variance
         m = sel.size
-        scale = n / m
+        scale = n / max(m, 1)
         T, cov = scale * float(x.sum()), scale * float(cv.sum())
-        samp = n * n * (1 - m / n) / m * (float(np.var(x, ddof=1)) if m > 1 else 0.0)
+        samp = n * n * (1 - m / n) / m * float(np.var(x, ddof=1)) if m > 1 else 0.0
         var_t = max(scale * float(v.sum()), 0.0) + samp
     node_t = np.full(n, np.nan)
     node_lin = np.full(n, np.nan)
@@ -445,6 +445,7 @@ def local_clustering(R: PrivateGraph, *, budget_seconds: float = 30.0,
     >>> c.shape, bool(((0 <= c) & (c <= 1)).all())
     ((34,), True)
     """
+    _undirected(R, "local clustering")
     st, _ = _computed(R, None, budget_seconds, max_memory, False, None)
     w = st.node_wedges
     c = np.where(w >= 1.0, st.node_triangles / np.maximum(w, 1.0), 0.0)

@@ -65,8 +65,9 @@ def _kernels() -> Any:
         return None
     k = load_kernels("dpgraph.graph.analytics._trikernel",
                      ("symmetric_words", "packed_rows", "packed_all_rows", "csr_rows",
-                      "packed_to_csr", "bit_neighbour_sums"))
-    return None if k is None else dict(zip(("sym", "rows", "all", "csr", "to_csr", "nsums"), k))
+                      "packed_to_csr", "bit_neighbour_sums", "csr_neighbour_sums"))
+    names = ("sym", "rows", "all", "csr", "to_csr", "nsums", "csr_nsums")
+    return None if k is None else dict(zip(names, k))
 
 
 def _threads(kernels: Any) -> int:
@@ -75,6 +76,31 @@ def _threads(kernels: Any) -> int:
     import numba
 
     return max(1, int(numba.get_num_threads()))
+
+
+class _serial:
+    """Run numba kernels on one thread inside the block when ``small`` (predicted < 50 ms).
+
+    Waking a second thread costs milliseconds (tens on a loaded machine), more
+    than a small pass itself.
+    """
+
+    def __init__(self, kernels: Any, small: bool) -> None:
+        self.on = kernels is not None and small
+        self.before = 1
+
+    def __enter__(self) -> None:
+        if self.on:
+            import numba
+
+            self.before = numba.get_num_threads()
+            numba.set_num_threads(1)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.on:
+            import numba
+
+            numba.set_num_threads(self.before)
 
 
 @dataclass(frozen=True)
@@ -203,6 +229,12 @@ class TriangleCounter:
     def reductions(self, path: str, rows: np.ndarray | None = None,
                    progress: Any = None) -> np.ndarray:
         """The ``REDUCTIONS`` of ``rows`` (sorted positions; None: every row), int64 (k, 8)."""
+        small = self.cost(path, None if rows is None else len(rows)).seconds * self.threads < 0.05
+        with _serial(self.kernels, small):
+            return self._reductions(path, rows, progress, 1 if small else self.threads)
+
+    def _reductions(self, path: str, rows: np.ndarray | None, progress: Any,
+                    threads: int) -> np.ndarray:
         n = self.n
         if path == "sparse":
             indptr, indices = self.csr()
@@ -216,21 +248,41 @@ class TriangleCounter:
             return self._chunked(np.arange(n, dtype=np.int64), progress,
                                  lambda s: self._packed_rows(sym, s))
         ngroups = -(-n // _GROUP)
-        acc = np.zeros((self.threads, n, 8), dtype=np.int64)
-        step = max(self.threads, ngroups // 64)
+        acc = np.zeros((threads, n, 8), dtype=np.int64)
+        step = max(threads, ngroups // 64)
         for g0 in progress_range(0, ngroups, step, progress, n, "triangles"):
             self.kernels["all"](sym, self.deg, g0, min(ngroups, g0 + step), _GROUP, acc)
         return acc.sum(axis=0)
 
     def neighbour_sums(self) -> np.ndarray:
         """(N1, N2) of every row: sums of d_j and d_j^2 over the released neighbours, int64 (n, 2)."""
+        small = (self.n * words_per_row(self.n) + 2 * self.m) * 1e-9 < 0.05
+        with _serial(self.kernels, small):
+            return self._neighbour_sums()
+
+    def _neighbour_sums(self) -> np.ndarray:
         d = self.deg
+        nw = words_per_row(self.n)
+        if self._sym is None and self._csr is None and not self.is_sparse:  # the smaller input
+            from .._memory import check_fits
+
+            use_csr = 8 * self.m < 8 * self.n * nw
+            need = 8 * self.m + 8 * self.n if use_csr else 8 * self.n * nw
+            check_fits(need, f"the neighbour degree sums of a release of {self.n:,} nodes")
+            if use_csr:
+                self.csr()
         if self._csr is not None or self.is_sparse:
             indptr, indices = self.csr()
-            rows = np.repeat(np.arange(self.n), np.diff(indptr))
-            dj = d[indices]
-            return np.stack([np.bincount(rows, dj, self.n), np.bincount(rows, dj * dj, self.n)],
-                            axis=1).round().astype(np.int64)
+            if self.kernels is not None:
+                return self.kernels["csr_nsums"](indptr, indices, d)
+            out = np.zeros((self.n, 2), dtype=np.int64)
+            for i0 in range(0, self.n, 4096):  # bounded scratch: 4096 rows at a time
+                i1 = min(self.n, i0 + 4096)
+                rows = np.repeat(np.arange(i1 - i0), np.diff(indptr[i0 : i1 + 1]))
+                dj = d[indices[indptr[i0] : indptr[i1]]]
+                out[i0:i1, 0] = np.bincount(rows, dj, i1 - i0).round()
+                out[i0:i1, 1] = np.bincount(rows, dj * dj, i1 - i0).round()
+            return out
         sym = self.symmetric_words()
         if self.kernels is not None:
             return self.kernels["nsums"](sym, d)
@@ -271,7 +323,9 @@ class TriangleCounter:
 
     def _csr_rows(self, indptr: np.ndarray, indices: np.ndarray, sel: np.ndarray) -> np.ndarray:
         if self.kernels is not None:
-            return self.kernels["csr"](indptr, indices, self.deg, sel, self.threads)
+            import numba
+
+            return self.kernels["csr"](indptr, indices, self.deg, sel, numba.get_num_threads())
         import scipy.sparse as sp
 
         n = self.n
