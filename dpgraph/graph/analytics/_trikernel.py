@@ -358,3 +358,34 @@ def csr_neighbour_sums(indptr, indices, deg):  # pragma: no cover - compiled
         out[i, 0] = s1
         out[i, 1] = s2
     return out
+
+
+@nb.njit(cache=True, parallel=True)
+def csr_matmul(indptr, indices, X):  # pragma: no cover - compiled
+    """Y X for the symmetric CSR Y and a float matrix X (n, r)."""
+    n = indptr.size - 1
+    out = np.zeros((n, X.shape[1]))
+    for i in nb.prange(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            for c in range(X.shape[1]):
+                out[i, c] += X[j, c]
+    return out
+
+
+@nb.njit(cache=True, parallel=True)
+def bit_matmul(sym, X):  # pragma: no cover - compiled
+    """Y X for the packed symmetric rows ``sym`` and a float matrix X (n, r)."""
+    n = sym.shape[0]
+    nw = sym.shape[1]
+    out = np.zeros((n, X.shape[1]))
+    for i in nb.prange(n):
+        for w in range(nw):
+            x = sym[i, w]
+            base = w * 64
+            while x:
+                j = base + _lowest(x)
+                for c in range(X.shape[1]):
+                    out[i, c] += X[j, c]
+                x &= x - np.uint64(1)
+    return out

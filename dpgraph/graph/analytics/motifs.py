@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core.estimators import Estimate, StatisticEstimate, count_estimate
+from ...core.estimators import Estimate, StatisticEstimate
+from ...validation import check_level
+from ._clustering import ClusteringSets
 from ._shared import (
     Z95,
     _cache,
     _entry_map,
-    _observed_degrees,
-    _released_pairs,
     _undirected,
     check_proper,
     finish,
@@ -244,6 +244,7 @@ def _computed(R: Any, progress: Any, budget_seconds: Any, max_memory: Any, sampl
         nsums = red[:, 6:]
         st = _statistics(counter, red, None, nsums, k, path, None)
         cache["tri"] = st
+        cache["tri-red"] = red
         return st, plan
     key = ("tri-sampled", plan.rows, seed)
     if key not in cache and not (seed is None and "tri-sampled" in cache):
@@ -452,85 +453,75 @@ def local_clustering(R: PrivateGraph, *, budget_seconds: float = 30.0,
     return np.clip(c, 0.0, 1.0)
 
 
-def _weighted_triangle_variance(R: Any, st: TriangleStatistics, w: np.ndarray) -> float:
-    """Variance bound of sum_v w_v t^_v (weights fixed), from its Hoeffding terms.
+class _LevelSet(_Explained):
+    """An estimate whose interval at each level is computed on demand (cached)."""
 
-    sum_v w_v t^_v = sum_{i<j<k} a_ijk Z_ij Z_jk Z_ik with a_ijk = w_i + w_j + w_k.
-    Cubic term: vmax^3 sum a^2 (closed form in the power sums of w);
-    quadratic: vmax^2 sum_{j<k} x_jk sum_{i != j,k} a_ijk^2, x replaced by the
-    debiased Z (unbiased); linear: sum_{i<j} s_ij (sum_k a_ijk x_ik x_jk)^2,
-    bounded through the per-node sums of s_ij L^2_ij with
-    (w_i + w_j + wbar)^2 <= 2 w_i^2 + 2 w_j^2 + wbar^2 + 2 wbar (w_i + w_j).
-    vmax = max(v0, v1) (exact for randomized response, an upper bound otherwise).
-    """
-    n = R.number_of_nodes()
-    v0, v1 = R.channel.entry_variances()
-    vmax = max(v0, v1)
-    p1, p2 = float(w.sum()), float(np.sum(w * w))
-    e2 = 0.5 * (p1 * p1 - p2)
-    cubic = vmax**3 * ((n - 1) * (n - 2) / 2 * p2 + 2 * (n - 2) * e2)
-    # f(j, k) = sum_{i != j, k} (w_i + w_j + w_k)^2
-    #         = p2 - w_j^2 - w_k^2 + 2 p1 b + (n - 4) b^2,  b = w_j + w_k
+    def __init__(self, base: StatisticEstimate, reason: str | None, plan: TrianglePlan | None,
+                 interval_at: Any) -> None:
+        super().__init__(base, reason, plan)
+        object.__setattr__(self, "_interval_at", interval_at)
+        object.__setattr__(self, "_levels", {})
 
-    def f(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        s = a + b
-        return p2 - a * a - b * b + 2 * p1 * s + (n - 4) * s * s
-
-    full = n * n * p2 - 2 * n * p2 + 4 * n * p1 * p1 + (n - 4) * (2 * n * p2 + 2 * p1 * p1)
-    diag = float(np.sum(f(w, w)))
-    all_pairs = 0.5 * (full - diag)
-    z0, z1 = _entry_map(R.channel)
-    r, c = _released_pairs(R)
-    quad = vmax**2 * max(z0 * all_pairs + (z1 - z0) * float(np.sum(f(w[r], w[c]))), 0.0)
-    lam = np.maximum(st.node_linear, 0.0)
-    wbar = p1 / n
-    lin = 2 * float(np.sum(w * w * lam)) + 2 * wbar * float(np.sum(w * lam)) \
-        + 0.5 * wbar * wbar * float(lam.sum())
-    return float(cubic + quad + lin)
+    def ci(self, level: float = 0.95) -> tuple[float, float]:
+        """The interval at ``level`` (see :func:`average_clustering`); it contains ``value``."""
+        level = check_level(level)
+        key = round(level, 12)
+        if key not in self._levels:
+            self._levels[key] = self._interval_at(level)
+        lo, hi = self._levels[key]
+        return float(min(lo, self.value)), float(max(hi, self.value))
 
 
-def _pair_weights(d: np.ndarray) -> np.ndarray:
-    """1 / C(d, 2) for d >= 2, else 0."""
-    d = np.asarray(d, dtype=float)
-    return np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 2.0), 0.0)
-
-
-def average_clustering(R: PrivateGraph, proper: bool = True,
-                       progress: bool | None = None) -> StatisticEstimate:
-    """Average local clustering (networkx's: nodes of degree < 2 count as 0), with bounds.
+def average_clustering(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
+                       budget_seconds: float = 30.0, max_memory: int | None = None
+                       ) -> StatisticEstimate:
+    """Average local clustering (networkx's: nodes of degree < 2 count as 0), with its interval.
 
     C = (1/n) sum_v t_v / C(d_v, 2).  The per-node triangle counts t_v have
-    unbiased estimates t^_v, but the denominators depend on the unknown
-    degrees, which the release pins down only to within about
-    +- 2 sqrt((n - 1) v) (v the entry variance): at small epsilon a node of
-    degree 3 cannot be told from one of degree 30, and C is not identified
-    by the release.  The interval is therefore a bound: with each degree
-    inside its own 95% interval [d-_v, d+_v],
+    unbiased estimates, but the denominators need the degrees, which the
+    release pins down only to within about +- 2 sqrt((n - 1) v) (v the entry
+    variance): at small epsilon a node of degree 3 cannot be told from one of
+    degree 30, and C is identified only as far as the release resolves how
+    the triangles are spread over the degrees.  The interval at level
+    1 - a is the intersection of two sets of level 1 - a/2 each (see
+    :mod:`._clustering`):
 
-        L = (1/n) sum_v t_v / C(d+_v, 2)  <=  C  <=  U = (1/n) sum_v t_v / C(max(d-_v, 2), 2),
+    * a per-node bound, every degree inside its own interval; narrow where
+      each degree is resolved (dense graphs);
+    * the identified set of two linear programs over the number of nodes and
+      of triangles at each degree, constrained by unbiased estimates of the
+      released-degree distribution, of the triangle mass by released degree
+      (each triangle's own pairs left out, so the estimate is exactly
+      unbiased) and of the triangle, wedge and edge totals, each within its
+      Bonferroni margin; narrow where the degrees are resolved in aggregate
+      (sparse graphs of homogeneous degree at large epsilon).
 
-    and both are linear in the t_v, estimated without bias with a variance
-    bound (:func:`_weighted_triangle_variance`); the interval is
-    [L^ - 1.96 sd(L^), U^ + 1.96 sd(U^)] within [0, 1].  It is conservative
-    (coverage above 95% where the degrees are uncertain) and is the whole
-    of [0, 1] (``resolved`` False) where the release cannot resolve C.
-    With ``proper`` the value is the interval's midpoint (of all points of a
-    set the statistic is only known to lie in, the one with the smallest
-    worst-case error); ``raw`` is the plug-in (1/n) sum_v t^_v / C(round(d^_v), 2),
-    biased upwards where the degrees are noisy.  Prefer :func:`transitivity` as a
-    global clustering number: it is identified and has an exact pivot.
+    Both contain C with at least their level whatever the graph, so the
+    interval is conservative: it contains every value the release cannot
+    rule out.  The value is its midpoint (of all points of a set the
+    statistic is only known to lie in, the one with the smallest worst-case
+    error); ``resolved`` is True when the 95% interval excludes 0 and its
+    half-width is at most half the value, and ``reason`` says why not
+    otherwise.  Every row of the triangle pass is needed: over budget the
+    answer is [0, 1] at once, unresolved, with the cost as the reason.
+    Prefer :func:`transitivity` as a global clustering number: it is
+    identified and has an exact pivot.
 
     Parameters
     ----------
     proper : bool, default True
-        The interval's midpoint as the value; False returns the plug-in itself.
+        Kept for symmetry with the other analytics; the value is the
+        interval's midpoint either way.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
+    budget_seconds, max_memory
+        Budget of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
     -------
     StatisticEstimate
-        ``ci()`` is the bound above (at level 0.95 only); ``std`` its half-width / 1.96.
+        ``ci(level)`` the interval above at that level (computed on demand);
+        ``std`` its 95% half-width / 1.96; ``reason`` and ``plan``.
 
     Examples
     --------
@@ -542,25 +533,24 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
     """
     proper = check_proper(proper)
     _undirected(R, "average clustering")
-    st, _ = _computed(R, progress, 30.0, None, False, None)
-    n = R.number_of_nodes()
-    deg = count_estimate(_observed_degrees(R).astype(float), np.full(n, float(n - 1)), R.channel)
-    d_hat = np.asarray(deg.value, dtype=float)
-    half = Z95 * np.asarray(deg.std, dtype=float)
-    d_lo = np.clip(np.ceil(d_hat - half), 0, n - 1)
-    d_hi = np.clip(np.floor(d_hat + half), 0, n - 1)
-    w_lo = _pair_weights(d_hi)
-    w_hi = np.where(d_hi >= 2, _pair_weights(np.maximum(d_lo, 2)), 0.0)
-    t = st.node_triangles
-    L = float(w_lo @ t) / n
-    U = float(w_hi @ t) / n
-    sL = np.sqrt(_weighted_triangle_variance(R, st, w_lo)) / n
-    sU = np.sqrt(_weighted_triangle_variance(R, st, w_hi)) / n
-    lo = float(np.clip(L - Z95 * sL, 0.0, 1.0))
-    hi = float(np.clip(U + Z95 * sU, 0.0, 1.0))
-    raw = float(_pair_weights(np.round(np.clip(d_hat, 0, n - 1))) @ t) / n
-    resolved = not (lo <= 0.0 and hi >= 1.0)
-    std = (hi - lo) / (2 * Z95)
-    value = 0.5 * (lo + hi) if proper else raw  # the midpoint minimises the worst-case error
-    return StatisticEstimate(value, std, False, feasible_range=(0.0, 1.0), proper=proper, raw=raw,
-                             resolved=resolved, bounds=(L, sL, U, sU))
+    plan = triangle_plan(R, budget_seconds, max_memory, False)
+    if plan.mode != "full" and "tri" not in _cache(R):
+        why = f"average clustering needs every row of the triangle pass: {plan.reason}"
+        est = _interval(0.0, 1.0, 0.0, 1.0, proper, plan)
+        return _Explained(est, why, plan)
+    st, plan = _computed(R, progress, budget_seconds, max_memory, False, None, plan)
+    cache = _cache(R)
+    if "clustering" not in cache:
+        counter = TriangleCounter(R)
+        cache["clustering"] = ClusteringSets(R, st, cache["tri-red"], counter)
+        counter.release_inputs()
+    sets = cache["clustering"]
+    lo, hi = sets.interval(0.95)
+    mid = 0.5 * (lo + hi)
+    resolved = lo > 0.0 and (hi - lo) / 2 <= mid / 2
+    reason = None if resolved else (
+        f"the 95% interval [{lo:.3g}, {hi:.3g}] " + ("contains 0" if lo <= 0 else
+                                                    "is wider than the value"))
+    base = StatisticEstimate(mid, (hi - lo) / (2 * Z95), False, feasible_range=(0.0, 1.0),
+                             proper=proper, raw=mid, resolved=resolved)
+    return _LevelSet(base, reason, plan, sets.interval)

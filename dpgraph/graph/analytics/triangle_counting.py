@@ -65,8 +65,9 @@ def _kernels() -> Any:
         return None
     k = load_kernels("dpgraph.graph.analytics._trikernel",
                      ("symmetric_words", "packed_rows", "packed_all_rows", "csr_rows",
-                      "packed_to_csr", "bit_neighbour_sums", "csr_neighbour_sums"))
-    names = ("sym", "rows", "all", "csr", "to_csr", "nsums", "csr_nsums")
+                      "packed_to_csr", "bit_neighbour_sums", "csr_neighbour_sums", "csr_matmul",
+                      "bit_matmul"))
+    names = ("sym", "rows", "all", "csr", "to_csr", "nsums", "csr_nsums", "csr_mm", "bit_mm")
     return None if k is None else dict(zip(names, k))
 
 
@@ -292,6 +293,33 @@ class TriangleCounter:
         for i0 in range(0, self.n, b):
             bits = _unpack(sym[i0 : i0 + b], self.n)
             out[i0 : i0 + bits.shape[0]] = np.round(bits @ X).astype(np.int64)
+        return out
+
+    def matmul(self, X: np.ndarray) -> np.ndarray:
+        """Y X for the released adjacency Y and a float matrix X of shape (n, r).
+
+        Uses whichever input is built (CSR or symmetric words), else the smaller one.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        smaller = 8 * self.m < 8 * self.n * words_per_row(self.n)
+        if self._sym is None and self._csr is None and not self.is_sparse and smaller:
+            self.csr()
+        if self._csr is not None or self.is_sparse:
+            indptr, indices = self.csr()
+            if self.kernels is not None:
+                return self.kernels["csr_mm"](indptr, indices, X)
+            import scipy.sparse as sp
+
+            A = sp.csr_array((np.ones(indices.size), indices, indptr), shape=(self.n, self.n))
+            return np.asarray(A @ X)
+        sym = self.symmetric_words()
+        if self.kernels is not None:
+            return self.kernels["bit_mm"](sym, X)
+        out = np.zeros((self.n, X.shape[1]))
+        b = self._np_block()
+        for i0 in range(0, self.n, b):
+            bits = _unpack(sym[i0 : i0 + b], self.n)
+            out[i0 : i0 + bits.shape[0]] = bits.astype(np.float64) @ X
         return out
 
     def _chunked(self, sel: np.ndarray, progress: Any, fn: Any) -> np.ndarray:
