@@ -389,3 +389,27 @@ def bit_matmul(sym, X):  # pragma: no cover - compiled
                     out[i, c] += X[j, c]
                 x &= x - np.uint64(1)
     return out
+
+
+@nb.njit(cache=True, parallel=True)
+def packed_degrees(words, nthreads):  # pragma: no cover - compiled
+    """Degrees of an upper-triangular packed matrix: row popcounts plus column counts."""
+    n = words.shape[0]
+    nw = words.shape[1]
+    cols = np.zeros((nthreads, n), dtype=np.int64)
+    deg = np.zeros(n, dtype=np.int64)
+    chunk = (n + nthreads - 1) // nthreads
+    for t in nb.prange(nthreads):
+        col = cols[t]
+        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+            a = words[i, i >> 6:]
+            deg[i] = _and_popcount(a, a)
+            for w in range(i >> 6, nw):
+                x = words[i, w]
+                base = w * 64
+                while x:
+                    col[base + _lowest(x)] += 1
+                    x &= x - np.uint64(1)
+    for t in range(nthreads):
+        deg += cols[t]
+    return deg

@@ -13,7 +13,7 @@ would exceed its budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from ._clustering import ClusteringSets
 from ._shared import (
     Z95,
     _cache,
+    _check_seed,
     _entry_map,
     _undirected,
     check_proper,
@@ -32,7 +33,7 @@ from ._shared import (
 )
 from ._triangle_terms import Constants, row_sums
 from .triangle_counting import REDUCTIONS, TriangleCounter
-from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
+from .triangle_planning import CostLimitError, TrianglePlan, _check_budget, triangle_plan
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..private import PrivateGraph
@@ -219,46 +220,64 @@ def triangle_statistics(R: PrivateGraph, progress: bool | None = None, *,
     (True, True)
     """
     _undirected(R, "triangle counting")
-    st, _ = _computed(R, progress, budget_seconds, max_memory, sample, seed)
-    return st
+    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    return _computed(R, plan, counter, progress, seed)
 
 
-def _computed(R: Any, progress: Any, budget_seconds: Any, max_memory: Any, sample: Any,
-              seed: Any, plan: TrianglePlan | None = None) -> tuple[TriangleStatistics, TrianglePlan]:
+def _plan(R: Any, budget_seconds: Any, max_memory: Any, sample: Any
+          ) -> tuple[TrianglePlan, TriangleCounter | None]:
+    """The plan for these arguments, decided once per release (the counter that measured it)."""
+    _check_budget(budget_seconds, max_memory)
+    if not isinstance(sample, bool):
+        raise TypeError(f"sample must be True or False, got {type(sample).__name__}")
     cache = _cache(R)
+    key = ("tri-plan", float(budget_seconds), max_memory, sample)
+    if key in cache:
+        return cache[key], None
     counter = TriangleCounter(R)
-    if plan is None:
-        plan = triangle_plan(R, budget_seconds, max_memory, sample, counter)
+    done = "tri" in cache
+    plan = triangle_plan(R, budget_seconds, max_memory, sample, counter, calibrate=not done)
+    if done:  # every row was counted before: nothing left to decide
+        plan = replace(plan, mode="full", resolvable=plan.std_full <= plan.plausible_max,
+                       std=plan.std_full, cost=plan.full, rows=None,
+                       reason="every row counted (earlier, for this release)")
+    cache[key] = plan
+    return plan, counter
+
+
+def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progress: Any,
+              seed: Any) -> TriangleStatistics:
+    """The statistics the plan calls for (cached per release; a sampled pass per seed)."""
+    cache = _cache(R)
     if "tri" in cache:
-        return cache["tri"], plan
+        return cache["tri"]
     if plan.mode == "refused":
         raise CostLimitError(plan.reason)
     if seed is not None:
-        from ._shared import _check_seed
-
         seed = _check_seed(seed)
+    counter = TriangleCounter(R) if counter is None else counter
     k = _constants(R)
     path = plan.cost.path
     if plan.mode == "full":
         red = counter.reductions(path, None, progress)
-        nsums = red[:, 6:]
-        st = _statistics(counter, red, None, nsums, k, path, None)
+        counter.release_inputs()
+        st = _statistics(counter, red, None, red[:, 6:], k, path, None)
         cache["tri"] = st
         cache["tri-red"] = red
-        return st, plan
+        return st
     key = ("tri-sampled", plan.rows, seed)
-    if key not in cache and not (seed is None and "tri-sampled" in cache):
+    if seed is None and "tri-sampled" in cache:
+        return cache["tri-sampled"]
+    if key not in cache:
         s = int(np.random.SeedSequence().entropy) if seed is None else seed
         rows = np.sort(np.random.default_rng(s).choice(counter.n, size=plan.rows, replace=False))
         red = counter.reductions(path, rows, progress)
         nsums = counter.neighbour_sums()
         counter.release_inputs()
-        st = _statistics(counter, red, rows, nsums, k, path, s)
-        cache[key] = st
+        cache[key] = _statistics(counter, red, rows, nsums, k, path, s)
         if seed is None:
-            cache["tri-sampled"] = st
-    st = cache["tri-sampled"] if (seed is None and "tri-sampled" in cache) else cache[key]
-    return st, plan
+            cache["tri-sampled"] = cache[key]
+    return cache[key]
 
 
 def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
@@ -310,10 +329,10 @@ def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None
     _undirected(R, "triangle counting")
     n = R.number_of_nodes()
     feasible = (0.0, n * (n - 1) * (n - 2) / 6)
-    plan = triangle_plan(R, budget_seconds, max_memory, sample)
+    plan, counter = _plan(R, budget_seconds, max_memory, sample)
     if not plan.resolvable:
         return _interval(0.0, plan.plausible_max, *feasible, proper, plan)
-    st, plan = _computed(R, progress, budget_seconds, max_memory, sample, seed, plan)
+    st = _computed(R, plan, counter, progress, seed)
     est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
                    feasible_range=feasible)
     return _explain(finish(est, proper), plan, st)
@@ -416,13 +435,13 @@ def transitivity(R: PrivateGraph, proper: bool = True, progress: bool | None = N
     True
     """
     _undirected(R, "triangle counting")
-    plan = triangle_plan(R, budget_seconds, max_memory, sample)
+    plan, counter = _plan(R, budget_seconds, max_memory, sample)
     if not plan.resolvable:
         W, var_w = _wedge_statistics(R)
         w_lo = W - Z95 * np.sqrt(var_w)
         hi = 1.0 if w_lo <= 0 else float(min(1.0, 3 * plan.plausible_max / w_lo))
         return _interval(0.0, hi, 0.0, 1.0, proper, plan)
-    st, plan = _computed(R, progress, budget_seconds, max_memory, sample, seed, plan)
+    st = _computed(R, plan, counter, progress, seed)
     est = finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
                        3.0 * st.cov, proper, 0.0, 1.0)
     return _explain(est, plan, st)
@@ -447,7 +466,8 @@ def local_clustering(R: PrivateGraph, *, budget_seconds: float = 30.0,
     ((34,), True)
     """
     _undirected(R, "local clustering")
-    st, _ = _computed(R, None, budget_seconds, max_memory, False, None)
+    plan, counter = _plan(R, budget_seconds, max_memory, False)
+    st = _computed(R, plan, counter, None, None)
     w = st.node_wedges
     c = np.where(w >= 1.0, st.node_triangles / np.maximum(w, 1.0), 0.0)
     return np.clip(c, 0.0, 1.0)
@@ -533,12 +553,12 @@ def average_clustering(R: PrivateGraph, proper: bool = True, progress: bool | No
     """
     proper = check_proper(proper)
     _undirected(R, "average clustering")
-    plan = triangle_plan(R, budget_seconds, max_memory, False)
-    if plan.mode != "full" and "tri" not in _cache(R):
+    plan, counter = _plan(R, budget_seconds, max_memory, False)
+    if plan.mode != "full":
         why = f"average clustering needs every row of the triangle pass: {plan.reason}"
         est = _interval(0.0, 1.0, 0.0, 1.0, proper, plan)
         return _Explained(est, why, plan)
-    st, plan = _computed(R, progress, budget_seconds, max_memory, False, None, plan)
+    st = _computed(R, plan, counter, progress, None)
     cache = _cache(R)
     if "clustering" not in cache:
         counter = TriangleCounter(R)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..._numba import load_kernels
 from ..packed import words_per_row
-from ._shared import _observed_degrees, progress_range
+from ._shared import _cache, _observed_degrees, progress_range
 
 __all__ = ["REDUCTIONS", "Cost", "TriangleCounter"]
 
@@ -66,8 +66,9 @@ def _kernels() -> Any:
     k = load_kernels("dpgraph.graph.analytics._trikernel",
                      ("symmetric_words", "packed_rows", "packed_all_rows", "csr_rows",
                       "packed_to_csr", "bit_neighbour_sums", "csr_neighbour_sums", "csr_matmul",
-                      "bit_matmul"))
-    names = ("sym", "rows", "all", "csr", "to_csr", "nsums", "csr_nsums", "csr_mm", "bit_mm")
+                      "bit_matmul", "packed_degrees"))
+    names = ("sym", "rows", "all", "csr", "to_csr", "nsums", "csr_nsums", "csr_mm", "bit_mm",
+             "degrees")
     return None if k is None else dict(zip(names, k))
 
 
@@ -127,13 +128,25 @@ class TriangleCounter:
         self.R = R
         self.adj = R.adjacency
         self.n = int(R.number_of_nodes())
-        self.deg = np.asarray(_observed_degrees(R), dtype=np.int64)
-        self.m = int(self.deg.sum()) // 2  # released edges
-        self.wedge_steps = float(np.sum(self.deg.astype(np.float64) ** 2))
         self.kernels = _kernels()
         self.threads = _threads(self.kernels)
+        self.deg = self._degrees(R)
+        self.m = int(self.deg.sum()) // 2  # released edges
+        self.wedge_steps = float(np.sum(self.deg.astype(np.float64) ** 2))
         self._sym: np.ndarray | None = None
         self._csr: tuple[np.ndarray, np.ndarray] | None = None
+        #: measured over modelled seconds (see :meth:`calibrate`); None until measured
+        self.measured: float | None = None
+        self.slowdown = 1.0
+
+    def _degrees(self, R: Any) -> np.ndarray:
+        """Released degrees (cached per release); from the packed words by one compiled pass."""
+        cache = _cache(R)
+        if "deg" not in cache and hasattr(self.adj, "words") and self.kernels is not None \
+                and self.n >= 4096:  # below, the adjacency's own count is as fast
+            cache["deg"] = self.kernels["degrees"](np.ascontiguousarray(self.adj.words),
+                                                   _threads(self.kernels))
+        return np.asarray(_observed_degrees(R), dtype=np.int64)
 
     # ------------------------------------------------------------------ costs
     @property
@@ -149,33 +162,89 @@ class TriangleCounter:
         return ("sparse",) if self.is_sparse else ("sparse", "packed")
 
     def cost(self, path: str, rows: int | None = None) -> Cost:
-        """Predicted seconds and extra bytes of the reductions of ``rows`` random rows (None: all)."""
+        """Predicted seconds and extra bytes of the reductions of ``rows`` random rows (None: all).
+
+        The model's seconds times :attr:`slowdown` (1 until :meth:`calibrate`
+        has measured this machine now).
+        """
+        build, kernel, nbytes = self._parts(path, rows)
+        k = self.n if rows is None else int(rows)
+        return Cost(path, k, float((build + kernel) * self.slowdown), int(nbytes))
+
+    def _parts(self, path: str, rows: int | None) -> tuple[float, float, int]:
+        """(model seconds to build the path's input, model seconds of the pass, bytes)."""
         n, T = self.n, self.threads
         k = n if rows is None else int(rows)
         nw = words_per_row(n)
         fast = self.kernels is not None
         if path == "packed":
-            sec = 0.0 if self._sym is not None else n * nw * _SEC_SYM_WORD / T
+            build = 0.0 if self._sym is not None else n * nw * _SEC_SYM_WORD / T
             pairs = n * (n - 1) / 2 if rows is None else k * (n - 1)
-            sec += pairs * nw * (_SEC_WORD / T if fast else _NP_WORD)
+            kernel = pairs * nw * (_SEC_WORD / T if fast else _NP_WORD)
             if rows is not None:  # neighbour sums of every row, for the wedges
-                sec += (n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT) / T
+                kernel += (n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT) / T
             nbytes = 8 * n * nw + (64 * n * T if rows is None else 64 * k) + 16 * n
             if not fast:  # unpacked float32 row blocks instead of per-thread counters
                 nbytes += 2 * 4 * n * self._np_block()
-            return Cost(path, k, float(sec), int(nbytes))
+            return build, kernel, nbytes
         if path != "sparse":
             raise ValueError(f"path must be 'sparse' or 'packed', got {path!r}")
-        if self._csr is not None or self.is_sparse:
-            build = 2 * self.m * (0.0 if self._csr is not None else 30e-9)
+        if self._csr is not None:
+            build = 0.0
+        elif self.is_sparse:
+            build = 2 * self.m * 30e-9
         else:
             build = n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT
         steps = self.wedge_steps * k / n
-        sec = build + steps * (_SEC_WEDGE / T if fast else _NP_WEDGE)
+        kernel = steps * (_SEC_WEDGE / T if fast else _NP_WEDGE)
         nbytes = 8 * (n + 1) + 4 * 2 * self.m + 16 * n * T
         if not fast:  # a sparse product of a row chunk: its 2-hop pairs
             nbytes += int(24 * min(steps, self.wedge_steps / max(1, n // self._np_chunk(n))))
-        return Cost(path, k, float(sec), int(nbytes))
+        return build, kernel, nbytes
+
+    def calibrate(self, path: str, seconds: float) -> float:
+        """Measure this machine now: build ``path``'s input and count about ``seconds`` of rows.
+
+        Sets :attr:`slowdown` to the measured over the modelled time (at least
+        0.5) and returns the seconds spent.  The rows are drawn with a fixed
+        public seed; the input built is kept for the pass that follows.
+        """
+        import time
+
+        self._warm(path)
+        t0 = time.perf_counter()
+        build, _, _ = self._parts(path, 0)
+        if path == "packed":
+            self.symmetric_words()
+        else:
+            self.csr()
+        t1 = time.perf_counter()
+        per_row = max(self._parts(path, 1)[1] - self._parts(path, 0)[1], 1e-12)
+        k = int(min(self.n, max(4, seconds / per_row)))
+        rows = np.sort(np.random.default_rng(0).choice(self.n, size=k, replace=False))
+        t2 = time.perf_counter()
+        self.reductions(path, rows)
+        t3 = time.perf_counter()
+        modelled = build + k * per_row
+        self.slowdown = self.measured = max(0.5, ((t1 - t0) + (t3 - t2)) / max(modelled, 1e-9))
+        return t3 - t0
+
+    def _warm(self, path: str) -> None:
+        """Load (or compile) the path's kernels on a tiny input, so that timing them times the work."""
+        if self.kernels is None:
+            return
+        z = np.zeros((64, 1), dtype=np.uint64)
+        d = np.zeros(64, dtype=np.int64)
+        r = np.arange(2, dtype=np.int64)
+        with _serial(self.kernels, True):
+            if path == "packed":
+                sym = self.kernels["sym"](z, 64)
+                self.kernels["rows"](sym, d, r, _GROUP)
+                self.kernels["nsums"](sym, d)
+            else:
+                indptr, indices = self.kernels["to_csr"](z, d)
+                self.kernels["csr"](indptr, indices, d, r, 1)
+                self.kernels["csr_nsums"](indptr, indices, d)
 
     @staticmethod
     def _np_chunk(n: int) -> int:

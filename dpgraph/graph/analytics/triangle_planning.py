@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.estimators import count_estimate
@@ -47,6 +47,7 @@ __all__ = ["CostLimitError", "TrianglePlan", "triangle_plan"]
 
 Z_PLAUSIBLE = 3.719016485455709  # one-sided 1 - 1e-4 normal quantile
 MIN_ROWS = 16  # fewer sampled rows than this is not worth a pass
+CALIBRATE_ABOVE = 1.0  # predicted seconds above which the speed is measured before deciding
 
 
 class CostLimitError(MemoryError):
@@ -160,7 +161,8 @@ def _max_rows(counter: TriangleCounter, path: str, budget: float, memory: int) -
 
 
 def triangle_plan(R: Any, budget_seconds: float = 30.0, max_memory: int | None = None,
-                  sample: bool = True, counter: TriangleCounter | None = None) -> TrianglePlan:
+                  sample: bool = True, counter: TriangleCounter | None = None,
+                  calibrate: bool = True) -> TrianglePlan:
     """Predict the std, cost and plausible range of a triangle computation, and decide.
 
     Parameters
@@ -175,7 +177,13 @@ def triangle_plan(R: Any, budget_seconds: float = 30.0, max_memory: int | None =
     sample : bool, default True
         Over budget, sample rows (True) or refuse (False).
     counter : TriangleCounter, optional
-        A prepared counter of ``R`` (its degrees are read once).
+        A prepared counter of ``R`` (its degrees are read once; the input a
+        calibration builds is kept in it for the pass).
+    calibrate : bool, default True
+        When the pass would take more than a second by the model, time a
+        small part of it now (at most 3% of the budget, public rows) and
+        decide again with the measured speed: a loaded machine gets fewer
+        rows, not a late answer.
 
     Returns
     -------
@@ -201,6 +209,22 @@ def triangle_plan(R: Any, budget_seconds: float = 30.0, max_memory: int | None =
     tmax = min(math.comb(n, 3), (2 * m_hi) ** 1.5 / 6)
     vmin = min(R.channel.entry_variances())
     std_full = math.sqrt(vmin**3 * math.comb(n, 3) + vmin**2 * max(n - 2, 0) * m_lo)
+    stats = (n, m_hat, m_hi, tmax, vmin, std_full)
+    plan = _decide(counter, stats, budget, memory, sample)
+    if calibrate and counter.measured is None and plan.resolvable and plan.cost is not None \
+            and plan.cost.seconds > CALIBRATE_ABOVE:
+        # measure this machine now (its load) on a small part of the pass, then decide again
+        spent = counter.calibrate(plan.cost.path, min(1.0, 0.03 * budget))
+        plan = _decide(counter, stats, max(budget - spent, 1e-3), memory, sample)
+        plan = replace(plan, budget_seconds=budget, reason=(
+            f"{plan.reason} (speed measured now: {counter.slowdown:.2g} x the model)"))
+    return plan
+
+
+def _decide(counter: TriangleCounter, stats: tuple, budget: float, memory: int,
+            sample: bool) -> TrianglePlan:
+    """The decision of :func:`triangle_plan` for the counter's current cost model."""
+    n, m_hat, m_hi, tmax, vmin, std_full = stats
     costs = [counter.cost(p) for p in counter.paths()]
     fits = [c for c in costs if c.bytes <= memory]
     full = min(fits or costs, key=lambda c: c.seconds)
