@@ -317,17 +317,17 @@ def test_over_budget_samples_rows_and_says_so():
 
 def test_a_slow_machine_gets_fewer_rows(monkeypatch):
     R = dpgraph.release(nx.powerlaw_cluster_graph(3000, 5, 0.5, seed=1), 5.0, seed=3)
-    budget = triangle_plan(R, calibrate=False).full.seconds / 5
+    budget = triangle_plan(R, calibrate=False).full.seconds / 2
     fast = triangle_plan(R, budget_seconds=budget, calibrate=False)
 
     def slow(self, path, seconds):  # the measurement finds the machine 4 x slower than the model
-        self.slowdown = self.measured = 4.0 * 1.5
+        self.slowdown = self.measured = 4.0
         return 0.0
 
     monkeypatch.setattr(triangle_counting.TriangleCounter, "calibrate", slow)
     monkeypatch.setattr(triangle_planning, "CALIBRATE_ABOVE", 0.0)
     slowed = triangle_plan(R, budget_seconds=budget)
-    assert fast.mode == slowed.mode == "sampled" and slowed.rows < fast.rows / 4
+    assert fast.mode == slowed.mode == "sampled" and slowed.rows < fast.rows / 2
     assert slowed.cost.seconds <= budget and "measured" in slowed.reason
     counter = triangle_counting.TriangleCounter(R)  # a real measurement: a positive factor
     counter.calibrate("sparse", 0.01)
