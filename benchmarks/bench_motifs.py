@@ -102,7 +102,7 @@ def run_case(n: int, eps: float, kind: str, graph: Path) -> dict:
     kw = {"target_edges": 10 * n} if kind == "sparse" else {}
     R = dpgraph.release(G, eps, seed=1, **kw)
     del G
-    row = {"n": n, "eps": eps, "release": kind, "released edges": R.number_of_edges()}
+    row = {"n": n, "eps": eps, "release": kind, "released edges": R.number_of_released_edges()}
     with _Peak() as peak:
         t0 = time.perf_counter()
         try:

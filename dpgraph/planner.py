@@ -41,6 +41,10 @@ from typing import Any
 import numpy as np
 
 from .core import Channel, count_estimate, rr_probabilities
+from .validation import check_bool
+
+_STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
+_FLOAT_MAX = 1.7976931348623157e308
 
 __all__ = [
     "DEFAULT_EPSILONS",
@@ -48,7 +52,7 @@ __all__ = [
     "count_std",
     "cut_std",
     "degree_std",
-    "edge_count_std",
+    "number_of_edges_std",
     "plan",
     "smallest_epsilon",
     "transitivity_std",
@@ -74,7 +78,7 @@ def _int(value: Any, name: str, minimum: int) -> int:
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return x
@@ -83,7 +87,7 @@ def _positive(value: Any, name: str) -> float:
 def _nonneg(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x >= 0):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return x
@@ -158,7 +162,7 @@ def cut_std(nodes: int, epsilon: float, sides: Sequence[int], directed: bool = F
     return count_std(a * b, epsilon)
 
 
-def edge_count_std(nodes: int, epsilon: float, directed: bool = False) -> float:
+def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False) -> float:
     """Exact std of the debiased edge count (all N vertex pairs).
 
     Parameters
@@ -172,7 +176,7 @@ def edge_count_std(nodes: int, epsilon: float, directed: bool = False) -> float:
 
     Examples
     --------
-    >>> edge_count_std(4039, 1.0) == count_std(4039 * 4038 // 2, 1.0)
+    >>> number_of_edges_std(4039, 1.0) == count_std(4039 * 4038 // 2, 1.0)
     True
     """
     nodes = _int(nodes, "nodes", 2)
@@ -383,7 +387,7 @@ class Plan:
         ln of the sampler's exact worst likelihood ratio (<= epsilon).
     stds : dict
         Std of each planned statistic at ``epsilon``: ``cut`` (when
-        ``sides`` is given), ``edge_count``, ``degree`` and, under assumed
+        ``sides`` is given), ``number_of_edges``, ``degree`` and, under assumed
         values, ``triangles`` and ``transitivity``.
     sides : tuple or None
     assumptions : dict
@@ -428,7 +432,7 @@ class Plan:
         eps = np.geomspace(0.05, 10.0, 60) if epsilons is None else np.asarray(epsilons, float)
         if ax is None:
             _, ax = plt.subplots(figsize=(6.4, 4.0))
-        scale = {"cut": self.assumptions.get("cut"), "edge_count": self.assumptions.get("edges"),
+        scale = {"cut": self.assumptions.get("cut"), "number_of_edges": self.assumptions.get("edges"),
                  "triangles": self.assumptions.get("triangles")}
         for name in self.stds:
             s = np.array([self.std_at(name, e) for e in eps])
@@ -466,8 +470,8 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
         if sides is None:
             raise ValueError("the cut std needs sides=(|S|, |T|) (command line: --sides A,B)")
         return lambda e: cut_std(nodes, e, sides, directed)
-    if statistic == "edge_count":
-        return lambda e: edge_count_std(nodes, e, directed)
+    if statistic == "number_of_edges":
+        return lambda e: number_of_edges_std(nodes, e, directed)
     if statistic == "degree":
         return lambda e: degree_std(nodes, e, directed)
     if statistic in ("triangles", "transitivity"):
@@ -484,7 +488,7 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
                          "(command line: --assumed-transitivity)")
         return lambda e: transitivity_std(nodes, e, a["edges"], a["transitivity"], **kw)
     raise ValueError(
-        f"statistic must be one of cut, edge_count, degree, triangles, transitivity; got {statistic!r}"
+        f"statistic must be one of cut, number_of_edges, degree, triangles, transitivity; got {statistic!r}"
     )
 
 
@@ -523,7 +527,7 @@ def plan(
         ``triangles``).
     statistic : str, optional
         What the target is about: ``cut`` (default when ``sides`` is
-        given), ``edge_count`` (default otherwise), ``degree``,
+        given), ``number_of_edges`` (default otherwise), ``degree``,
         ``triangles`` or ``transitivity``.
     cut, edges, triangles, transitivity, wedges, four_cycles : float, optional
         Assumed values of the input graph.  ``edges`` is needed for the
@@ -544,7 +548,9 @@ def plan(
     True
     """
     nodes = _int(nodes, "nodes", 2)
-    directed = bool(directed)
+    directed = check_bool(directed, "directed")  # "no" would be read as True
+    if statistic is not None and statistic not in _STATISTICS:
+        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     sides = None if sides is None else _check_sides(sides, nodes)
     assumptions = {}
     for key, val in (("cut", cut), ("edges", edges), ("triangles", triangles),
@@ -559,7 +565,7 @@ def plan(
     if target_std is not None or target_relative_error is not None:
         if epsilon is not None:
             raise ValueError("give epsilon or a target (target_std / target_relative_error), not both")
-        stat = statistic or ("cut" if sides is not None else "edge_count")
+        stat = statistic or ("cut" if sides is not None else "number_of_edges")
         fn = _std_function(nodes, directed, sides, assumptions, stat)
         if target_std is not None:
             goal = _positive(target_std, "target_std")
@@ -567,7 +573,7 @@ def plan(
             target = {"statistic": stat, "target_std": goal}
         else:
             rel = _positive(target_relative_error, "target_relative_error")
-            key = {"cut": "cut", "edge_count": "edges", "triangles": "triangles",
+            key = {"cut": "cut", "number_of_edges": "edges", "triangles": "triangles",
                    "transitivity": "transitivity"}.get(stat)
             value = assumptions.get(key) if key else None
             if not value:
@@ -580,7 +586,7 @@ def plan(
     if epsilon is None:
         raise ValueError("give epsilon (e.g. epsilon=1.0) or a target_std / target_relative_error")
     rr = rr_probabilities(epsilon)
-    names = (["cut"] if sides is not None else []) + ["edge_count", "degree"]
+    names = (["cut"] if sides is not None else []) + ["number_of_edges", "degree"]
     if not directed and "edges" in assumptions and nodes >= 3:
         names.append("triangles")
         if "transitivity" in assumptions:

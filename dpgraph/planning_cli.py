@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import RELEASE_FILE_HELP, int_option
+from .cli_types import RELEASE_FILE_HELP, check_output, int_option
 
 __all__ = ["register"]
 
-_STATISTICS = ("cut", "edge_count", "degree", "triangles", "transitivity")
+_STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
 
 
 def _float(flag: str, allow_zero: bool = False):
@@ -126,8 +126,8 @@ def _report(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such release file (write one with 'dpgraph release')")
+    out = Path(check_output(args.output, "-o", force=args.force, inputs=[args.file]))
     R = load(path)
-    out = Path(args.output)
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -161,7 +161,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--target-relative-error", type=_float("--target-relative-error"), default=None,
                    help="find the smallest epsilon whose std / assumed value is <= this")
     p.add_argument("--statistic", choices=_STATISTICS, default=None,
-                   help="what the target is about (default: cut with --sides, else edge_count)")
+                   help="what the target is about (default: cut with --sides, else number_of_edges)")
     for name, what in (("cut", "cut size (for a relative error)"),
                        ("edges", "edge count (triangle/transitivity errors need it)"),
                        ("triangles", "triangle count (for a relative error)"),
@@ -182,6 +182,7 @@ def register(subparsers: Any) -> None:
                     "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
+    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     r.add_argument("--title", default=None, help="title of the report (default: the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")
     r.add_argument("--quiet", action="store_true", help="no progress messages")

@@ -19,7 +19,7 @@ from scipy import stats
 import dpgraph
 from dpgraph.graph import _memory
 from dpgraph.graph.blockwise import (
-    edge_input_from_graph,
+    edge_keys,
     open_blockwise,
     release_blockwise,
     release_tiled,
@@ -78,26 +78,19 @@ def test_same_key_same_graph_twice_gives_independent_releases(tmp_path, monkeypa
     lo, hi = _binomial_band(n * (n - 1), 2 * p * (1 - p))
     assert lo <= _differing_pairs(A.adjacency.words, B.adjacency.words, n) <= hi
     # the key and the stored nonce reproduce each release exactly
-    e = edge_input_from_graph(G, directed=True)
+    e = edge_keys(G, directed=True)
     for R in (A, B):
         ref = release_tiled(e, 0.5, KEY, (64, 64), nonce=R.nonce)
         assert np.array_equal(R.adjacency.words, ref.adjacency.words)
 
 
 def test_release_tiled_draws_a_fresh_nonce_by_default():
-    e = edge_input_from_graph(_graph(80))
+    e = edge_keys(_graph(80))
     a = release_tiled(e, 1.0, KEY, (64, 64)).adjacency.words
     b = release_tiled(e, 1.0, KEY, (64, 64)).adjacency.words
     assert not np.array_equal(a, b)
     with pytest.raises(TypeError, match="nonce"):
         release_tiled(e, 1.0, KEY, (64, 64), nonce=b"short")
-
-
-def test_registry_is_deprecated(tmp_path):
-    with pytest.warns(DeprecationWarning, match="registry"):
-        release_blockwise(_graph(70), 1.0, tmp_path / "r.zarr", tile=(64, 64),
-                          registry=tmp_path / "keys.json")
-    assert not (tmp_path / "keys.json").exists()
 
 
 # ---- resume -------------------------------------------------------------------------------
@@ -171,7 +164,7 @@ def test_concurrent_writers_to_one_store(tmp_path, monkeypatch):
     assert child.returncode == 0, err
     B = open_blockwise(store)  # the first writer's release, whole and uninterleaved
     assert B.nonce.hex() == out.strip()
-    ref = release_tiled(edge_input_from_graph(_graph(100, seed=1)), 1.0, KEY, (64, 64),
+    ref = release_tiled(edge_keys(_graph(100, seed=1)), 1.0, KEY, (64, 64),
                         nonce=B.nonce)
     assert np.array_equal(B.adjacency.words, ref.adjacency.words)
     # once the first writer is done, the store can be replaced
@@ -252,7 +245,7 @@ def test_bad_node_labels_are_refused(tmp_path, labels):
 ])
 def test_stray_bits_are_refused(tmp_path, directed, where):
     B, g = _store(tmp_path, directed=directed)
-    assert open_blockwise(tmp_path / "v.zarr").number_of_edges() == B.number_of_edges()
+    assert open_blockwise(tmp_path / "v.zarr").number_of_released_edges() == B.number_of_released_edges()
     # n = 130: columns 130..191 of the last word are padding; (100, 10) lies in a tile
     # wholly below the diagonal, which an undirected release never writes
     row, col = {"diagonal": (70, 70), "lower": (70, 66), "padding": (3, 135),
@@ -267,7 +260,7 @@ def test_stray_bits_are_refused(tmp_path, directed, where):
 def test_valid_store_still_opens_with_all_checks(tmp_path):
     B, _ = _store(tmp_path)
     R = open_blockwise(tmp_path / "v.zarr")
-    assert R.number_of_edges() == B.number_of_edges() and R.nonce == B.nonce
+    assert R.number_of_released_edges() == B.number_of_released_edges() and R.nonce == B.nonce
 
 
 # ---- size checks before any work ------------------------------------------------------------
@@ -282,7 +275,7 @@ def _no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the release went past its size checks")
 
-    monkeypatch.setattr(write, "_as_edge_input", refuse)
+    monkeypatch.setattr(write, "_as_edge_keys", refuse)
     monkeypatch.setattr(write, "_create_store", refuse)
 
 
@@ -347,12 +340,3 @@ def test_ledger_is_charged_once_per_release_and_refuses_over_budget(tmp_path):
         release_blockwise(G, 0.1, tmp_path / "c.zarr", ledger="budget.json")
 
 
-def test_integer_node_index_is_a_deprecated_alias():
-    from dpgraph.graph import blockwise
-    from dpgraph.graph.encoding import NodeIndex
-
-    with pytest.warns(DeprecationWarning, match="NodeIndex.from_integers"):
-        make = blockwise.IntegerNodeIndex
-    index = make(np.array([3, 7, 9]))
-    assert isinstance(index, NodeIndex) and index.nodes == (3, 7, 9)
-    assert index.indices([9, 3], "S").tolist() == [0, 2]

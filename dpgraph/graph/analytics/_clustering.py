@@ -126,7 +126,7 @@ class ClusteringSets:
         self.A = (z1 * z1 * (z0 * Sf * (Sf - 1) / 2 + dl * e_in),
                   z1 * z0 * (z0 * Sf * (n - 1 - Sf) + dl * e_cross),
                   z0 * z0 * (z0 * (n - 1 - Sf) * (n - 2 - Sf) / 2 + dl * e_out))
-        N = R.number_of_pairs
+        N = R.number_of_pairs()
         m_hat = float(count_estimate(m_rel, N, ch).value)
         q = (self.alpha * (1 - self.alpha), self.beta * (1 - self.beta))
         self.var_mrel = max(N * q[1] + max(m_hat, 0.0) * (q[0] - q[1]), N * min(q))  # Var(m')

@@ -13,13 +13,14 @@ would exceed its budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
-from ...core.estimators import Estimate, StatisticEstimate
-from ...validation import check_level
+from ...core.estimate import BoundInterval, Estimate
+from ..protocol import Release
 from ._clustering import ClusteringSets
 from ._shared import (
     Z95,
@@ -27,6 +28,7 @@ from ._shared import (
     _check_seed,
     _entry_map,
     _undirected,
+    analytic,
     check_proper,
     finish,
     finish_ratio,
@@ -34,9 +36,6 @@ from ._shared import (
 from ._triangle_terms import Constants, row_sums
 from .triangle_counting import REDUCTIONS, TriangleCounter
 from .triangle_planning import CostLimitError, TrianglePlan, _check_budget, triangle_plan
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
 
 __all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
            "local_clustering",
@@ -86,37 +85,44 @@ class TriangleStatistics:
     seed: int | None = None
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class _Explained(StatisticEstimate):
-    """A StatisticEstimate that says how it was computed (``reason``, ``plan``)."""
+@dataclass(frozen=True, eq=False)
+class PlannedEstimate(Estimate):
+    """An :class:`~dpgraph.core.Estimate` that also says how its triangle pass was planned.
 
-    reason: str | None
-    plan: TrianglePlan | None
+    ``plan`` is the :class:`~.triangle_planning.TrianglePlan` (mode, cost,
+    predicted std, plausible range, and a one-sentence ``reason``); the repr
+    says when the value comes from a sample of rows.
+    """
 
-    def __init__(self, base: StatisticEstimate, reason: str | None, plan: TrianglePlan | None) -> None:
-        super().__init__(base.value, base.std, base.exact_std, base.center,
-                         feasible_range=base.feasible_range, proper=base.proper, raw=base.raw,
-                         resolved=base.resolved, ratio=base.ratio, bounds=base.bounds)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "plan", plan)
+    plan: TrianglePlan | None = field(default=None, kw_only=True, repr=False)
 
-
-def _explain(est: StatisticEstimate, plan: TrianglePlan, st: TriangleStatistics | None = None
-             ) -> _Explained:
-    reason = plan.reason if (plan.mode != "full" or not plan.resolvable) else None
-    if st is not None and st.rows is not None:
-        reason = f"{plan.reason} (rows drawn with seed {st.seed})"
-    return _Explained(est, reason, plan)
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        if self.plan is not None and self.plan.mode == "sampled" and self.plan.resolvable:
+            return f"{base[:-1]}, from {self.plan.rows:,} of {self.plan.n:,} rows sampled)"
+        return base
 
 
-def _interval(lo: float, hi: float, low: float, high: float, proper: bool, plan: TrianglePlan
-              ) -> _Explained:
-    """Unresolved estimate known only to lie in [lo, hi]: the midpoint, that interval at every level."""
+def _planned(est: Estimate, plan: TrianglePlan) -> PlannedEstimate:
+    kw = {f.name: getattr(est, f.name) for f in fields(Estimate) if f.init}
+    return PlannedEstimate(**kw, plan=plan)
+
+
+def _at_once(lo: float, hi: float, low: float, high: float, proper: bool, plan: TrianglePlan,
+             reason: str | None = None) -> PlannedEstimate:
+    """Unresolved, known only to lie in [lo, hi]: the midpoint, that interval at every level."""
     mid = 0.5 * (lo + hi)
-    est = StatisticEstimate(mid, (hi - lo) / (2 * Z95), False, feasible_range=(low, high),
-                            proper=check_proper(proper), raw=float("nan") if not proper else mid,
-                            resolved=False, bounds=(lo, 0.0, hi, 0.0))
-    return _Explained(est, plan.reason, plan)
+    return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(low, high), exact_std=False,
+                           proper=check_proper(proper), raw=mid,
+                           interval=BoundInterval(lo, 0.0, hi, 0.0),
+                           unresolved=reason or plan.reason, plan=plan)
+
+
+def _with_seed(plan: TrianglePlan, st: TriangleStatistics) -> TrianglePlan:
+    """The plan, its reason naming the seed of the rows a sampled pass drew."""
+    if st.rows is None or not plan.resolvable:
+        return plan
+    return replace(plan, reason=f"{plan.reason} (rows drawn with seed {st.seed})")
 
 
 def _constants(R: Any) -> Constants:
@@ -160,7 +166,7 @@ def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | No
                               path=path, rows=None if rows is None else int(sel.size), seed=seed)
 
 
-def triangle_statistics(R: PrivateGraph, progress: bool | None = None, *,
+def triangle_statistics(R: Release, progress: bool | None = None, *,
                         budget_seconds: float = 30.0, max_memory: int | None = None,
                         sample: bool = True, seed: int | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
@@ -280,9 +286,10 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
     return cache[key]
 
 
-def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
+@analytic
+def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
               budget_seconds: float = 30.0, max_memory: int | None = None, sample: bool = True,
-              seed: int | None = None) -> StatisticEstimate:
+              seed: int | None = None) -> Estimate:
     """Estimate of the number of triangles, unbiased for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
@@ -297,8 +304,9 @@ def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None
     count exceeds the budget, a random sample of rows is counted (unbiased,
     larger std), or with ``sample=False`` :class:`CostLimitError` is raised
     with the cost and the smallest count the full computation could resolve.
-    The result's ``reason`` says which happened (None for a full count);
-    ``plan`` holds the numbers.
+    The result's ``plan`` says which happened and holds the numbers (its
+    repr says when rows were sampled); ``reason`` says why an answer is not
+    resolved.
 
     Parameters
     ----------
@@ -312,9 +320,9 @@ def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None
 
     Returns
     -------
-    StatisticEstimate
-        The triangle count (unbiased, or projected), with an estimated std,
-        and ``reason`` and ``plan`` attributes.
+    PlannedEstimate
+        The triangle count (unbiased, or projected), with an estimated std
+        and the ``plan``.
 
     Examples
     --------
@@ -331,15 +339,16 @@ def triangles(R: PrivateGraph, proper: bool = True, progress: bool | None = None
     feasible = (0.0, n * (n - 1) * (n - 2) / 6)
     plan, counter = _plan(R, budget_seconds, max_memory, sample)
     if not plan.resolvable:
-        return _interval(0.0, plan.plausible_max, *feasible, proper, plan)
+        return _at_once(0.0, plan.plausible_max, *feasible, proper, plan)
     st = _computed(R, plan, counter, progress, seed)
-    est = Estimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
-                   feasible_range=feasible)
-    return _explain(finish(est, proper), plan, st)
+    est = PlannedEstimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
+                          feasible_range=feasible, plan=_with_seed(plan, st))
+    return finish(est, proper, step=1.0)
 
 
-def wedges(R: PrivateGraph, proper: bool = True,
-           progress: bool | None = None) -> StatisticEstimate:
+@analytic
+def wedges(R: Release, proper: bool = True,
+           progress: bool | None = None) -> Estimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
     W^ = sum_v (D_v^2 - Q_v) / 2 with D_v, Q_v the row sums of Z and Z o Z: a
@@ -357,7 +366,7 @@ def wedges(R: PrivateGraph, proper: bool = True,
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         Unbiased (or projected) wedge count.
 
     Examples
@@ -374,7 +383,7 @@ def wedges(R: PrivateGraph, proper: bool = True,
     n = R.number_of_nodes()
     est = Estimate(W, float(np.sqrt(var_w)), exact_std=False,
                    feasible_range=(0.0, n * (n - 1) * (n - 2) / 2))
-    return finish(est, proper)
+    return finish(est, proper, step=1.0)
 
 
 def _wedge_statistics(R: Any) -> tuple[float, float]:
@@ -393,9 +402,10 @@ def _wedge_statistics(R: Any) -> tuple[float, float]:
     return cache["wedges"]
 
 
-def transitivity(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
+@analytic
+def transitivity(R: Release, proper: bool = True, progress: bool | None = None, *,
                  budget_seconds: float = 30.0, max_memory: int | None = None,
-                 sample: bool = True, seed: int | None = None) -> StatisticEstimate:
+                 sample: bool = True, seed: int | None = None) -> Estimate:
     """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
     3T^ and W^ are unbiased and jointly normal (sums over many independent
@@ -422,7 +432,7 @@ def transitivity(R: PrivateGraph, proper: bool = True, progress: bool | None = N
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         ``ci(level)`` is Fieller's interval; ``std`` its 95% half-width / 1.96.
 
     Examples
@@ -440,14 +450,14 @@ def transitivity(R: PrivateGraph, proper: bool = True, progress: bool | None = N
         W, var_w = _wedge_statistics(R)
         w_lo = W - Z95 * np.sqrt(var_w)
         hi = 1.0 if w_lo <= 0 else float(min(1.0, 3 * plan.plausible_max / w_lo))
-        return _interval(0.0, hi, 0.0, 1.0, proper, plan)
+        return _at_once(0.0, hi, 0.0, 1.0, proper, plan)
     st = _computed(R, plan, counter, progress, seed)
     est = finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
                        3.0 * st.cov, proper, 0.0, 1.0)
-    return _explain(est, plan, st)
+    return _planned(est, _with_seed(plan, st))
 
 
-def local_clustering(R: PrivateGraph, *, budget_seconds: float = 30.0,
+def local_clustering(R: Release, *, budget_seconds: float = 30.0,
                      max_memory: int | None = None) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
@@ -473,28 +483,26 @@ def local_clustering(R: PrivateGraph, *, budget_seconds: float = 30.0,
     return np.clip(c, 0.0, 1.0)
 
 
-class _LevelSet(_Explained):
-    """An estimate whose interval at each level is computed on demand (cached)."""
+class _LevelSets:
+    """The interval rule of :func:`average_clustering`: the sets at the level of ``z`` (cached)."""
 
-    def __init__(self, base: StatisticEstimate, reason: str | None, plan: TrianglePlan | None,
-                 interval_at: Any) -> None:
-        super().__init__(base, reason, plan)
-        object.__setattr__(self, "_interval_at", interval_at)
-        object.__setattr__(self, "_levels", {})
+    def __init__(self, sets: ClusteringSets) -> None:
+        self.sets = sets
+        self.done: dict = {}
 
-    def ci(self, level: float = 0.95) -> tuple[float, float]:
-        """The interval at ``level`` (see :func:`average_clustering`); it contains ``value``."""
-        level = check_level(level)
+    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
+        level = float(2 * ndtr(z) - 1)
         key = round(level, 12)
-        if key not in self._levels:
-            self._levels[key] = self._interval_at(level)
-        lo, hi = self._levels[key]
-        return float(min(lo, self.value)), float(max(hi, self.value))
+        if key not in self.done:
+            self.done[key] = self.sets.interval(level)
+        lo, hi = self.done[key]
+        return float(np.clip(lo, low, high)), float(np.clip(hi, low, high))
 
 
-def average_clustering(R: PrivateGraph, proper: bool = True, progress: bool | None = None, *,
+@analytic
+def average_clustering(R: Release, proper: bool = True, progress: bool | None = None, *,
                        budget_seconds: float = 30.0, max_memory: int | None = None
-                       ) -> StatisticEstimate:
+                       ) -> Estimate:
     """Average local clustering (networkx's: nodes of degree < 2 count as 0), with its interval.
 
     C = (1/n) sum_v t_v / C(d_v, 2).  The per-node triangle counts t_v have
@@ -539,7 +547,7 @@ def average_clustering(R: PrivateGraph, proper: bool = True, progress: bool | No
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         ``ci(level)`` the interval above at that level (computed on demand);
         ``std`` its 95% half-width / 1.96; ``reason`` and ``plan``.
 
@@ -556,21 +564,15 @@ def average_clustering(R: PrivateGraph, proper: bool = True, progress: bool | No
     plan, counter = _plan(R, budget_seconds, max_memory, False)
     if plan.mode != "full":
         why = f"average clustering needs every row of the triangle pass: {plan.reason}"
-        est = _interval(0.0, 1.0, 0.0, 1.0, proper, plan)
-        return _Explained(est, why, plan)
+        return _at_once(0.0, 1.0, 0.0, 1.0, proper, plan, why)
     st = _computed(R, plan, counter, progress, None)
     cache = _cache(R)
     if "clustering" not in cache:
         counter = TriangleCounter(R)
         cache["clustering"] = ClusteringSets(R, st, cache["tri-red"], counter)
         counter.release_inputs()
-    sets = cache["clustering"]
-    lo, hi = sets.interval(0.95)
-    mid = 0.5 * (lo + hi)
-    resolved = lo > 0.0 and (hi - lo) / 2 <= mid / 2
-    reason = None if resolved else (
-        f"the 95% interval [{lo:.3g}, {hi:.3g}] " + ("contains 0" if lo <= 0 else
-                                                    "is wider than the value"))
-    base = StatisticEstimate(mid, (hi - lo) / (2 * Z95), False, feasible_range=(0.0, 1.0),
-                             proper=proper, raw=mid, resolved=resolved)
-    return _LevelSet(base, reason, plan, sets.interval)
+    rule = _LevelSets(cache["clustering"])
+    lo, hi = rule(Z95, 0.0, 1.0)
+    mid = 0.5 * (lo + hi)  # of a set the statistic is only known to lie in, the minimax point
+    return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(0.0, 1.0), exact_std=False,
+                           proper=proper, raw=mid, interval=rule, plan=plan)

@@ -202,9 +202,9 @@ def triangle_plan(R: Any, budget_seconds: float = 30.0, max_memory: int | None =
         raise TypeError(f"sample must be True or False, got {type(sample).__name__}")
     counter = TriangleCounter(R) if counter is None else counter
     n = counter.n
-    e = count_estimate(R.number_of_edges(), R.number_of_pairs, R.channel)
+    e = count_estimate(R.number_of_released_edges(), R.number_of_pairs(), R.channel)
     m_hat, m_sd = float(e.value), float(e.std)
-    m_hi = min(float(R.number_of_pairs), max(0.0, m_hat + Z_PLAUSIBLE * m_sd))
+    m_hi = min(float(R.number_of_pairs()), max(0.0, m_hat + Z_PLAUSIBLE * m_sd))
     m_lo = max(0.0, m_hat - Z95 * m_sd)
     tmax = min(math.comb(n, 3), (2 * m_hi) ** 1.5 / 6)
     vmin = min(R.channel.entry_variances())

@@ -10,17 +10,18 @@ key, the nonce and the tile coordinates (HMAC-SHA256), so the release is the
 same bit for bit whatever the number of workers or the order in which tiles
 run, and one key used for two releases never repeats a flip.  Inside a tile,
 words are drawn in 64-row bands exactly as the in-memory release
-(:func:`~dpgraph.graph.release.sample_packed_flips`) draws them, so a release
+(:func:`~dpgraph.graph.dense.sample_packed_flips`) draws them, so a release
 made of one tile equals ``dpgraph.release`` seeded with that tile's stream.
 
 Tiles below the diagonal of an undirected release hold no pairs and are never
 written.  Queries (edge counts, degrees, batches of cuts) are Dask reductions
 over the tiles; a batch of Q cuts reads each tile once and answers all Q.
 
-Modules: :mod:`.input` (the public vertex set and edges), :mod:`.tiles` (the
-grid, streams and tile sampler), :mod:`.storage` (the store location),
+Modules: :mod:`.edges` (the public vertex set and the edges as pair keys,
+from any input of :mod:`dpgraph.graph.inputs`), :mod:`.tiles` (the grid,
+streams and tile sampler), :mod:`.location` (the store location),
 :mod:`.sizing` (disk and memory checks), :mod:`.write` (the locked write),
-:mod:`.store` (the format and validation on open), :mod:`.queries` (the
+:mod:`.reader` (the format and validation on open), :mod:`.graph` (the
 adjacency over the store) and :mod:`.cluster` (Dask plumbing).
 
 Optional dependencies: ``dask``, ``distributed`` (for a cluster), ``zarr`` and
@@ -41,9 +42,9 @@ key; it lets a resume check it continues the same input) and ``complete``.
 """
 
 from .cluster import WORKER_ENV, local_cluster
-from .input import EdgeInput, edge_input_from_graph, read_edge_list
-from .queries import BlockwiseGraph, ZarrAdjacency
-from .store import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
+from .edges import EdgeKeys, edge_keys
+from .graph import BlockwiseGraph, ZarrAdjacency
+from .reader import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
 from .tiles import release_tiled
 from .write import StoreBusyError, release_blockwise
 
@@ -52,24 +53,14 @@ __all__ = [
     "FORMAT_VERSION",
     "WORKER_ENV",
     "BlockwiseGraph",
-    "EdgeInput",
+    "EdgeKeys",
     "StoreBusyError",
     "ZarrAdjacency",
-    "edge_input_from_graph",
+    "edge_keys",
     "local_cluster",
     "open_blockwise",
-    "read_edge_list",
     "release_blockwise",
     "release_tiled",
     "validate_metadata",
 ]
 
-
-def __getattr__(name: str):
-    if name == "IntegerNodeIndex":  # merged into NodeIndex; the old name still works
-        from ..._deprecation import warn_renamed
-        from ..encoding import NodeIndex
-
-        warn_renamed("dpgraph.graph.blockwise.IntegerNodeIndex", "NodeIndex.from_integers")
-        return NodeIndex.from_integers
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,19 +14,23 @@ import hmac
 import os
 import struct
 import sys
-import warnings
-from collections.abc import Iterator, Sized
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ...core.probabilities import RRProbabilities, rr_probabilities
+from ..._version import __version__
+from ...core.probabilities import RRProbabilities
+from ...core.transaction import ReleaseTransaction
+from ...ledger import PrivacyLedger
+from ...validation import check_bool
+from ..inputs import public_n
 from .cluster import run_tasks, share
-from .input import EdgeInput, edge_input_from_graph, read_edge_list
-from .queries import BlockwiseGraph
+from .edges import EdgeKeys, edge_keys
+from .graph import BlockwiseGraph
+from .location import StoreLocation
+from .reader import FORMAT, FORMAT_VERSION, _open
 from .sizing import check_resources
-from .storage import StoreLocation
-from .store import FORMAT, FORMAT_VERSION, _open
 from .tiles import (
     DEFAULT_TILE,
     TilePlan,
@@ -49,7 +53,7 @@ def release_id_of(key: bytes, nonce: bytes) -> str:
     return hmac.new(key, b"dpgraph-blockwise-release-id" + nonce, hashlib.sha256).hexdigest()[:32]
 
 
-def _input_tag(key: bytes, nonce: bytes, edges: EdgeInput, rr: RRProbabilities,
+def _input_tag(key: bytes, nonce: bytes, edges: EdgeKeys, rr: RRProbabilities,
                tile: tuple[int, int]) -> str:
     msg = b"dpgraph-blockwise-input" + nonce + edges.digest() + struct.pack(
         "<Qqq", rr.flip_numerator, tile[0], tile[1])
@@ -154,43 +158,18 @@ def _write_tiles(loc: StoreLocation, key: bytes, nonce: bytes, plan: TilePlan,
     return len(tiles)
 
 
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
-
-
 def _declared_n(edges: Any, nodes: Any) -> int | None:
-    """The number of nodes, when it is known before reading or allocating anything."""
-    if isinstance(edges, EdgeInput):
-        return edges.n
-    if isinstance(edges, (str, os.PathLike)):
-        if isinstance(nodes, (int, np.integer)) and not isinstance(nodes, (bool, np.bool_)):
-            return int(nodes)
-        return len(nodes) if isinstance(nodes, Sized) and not isinstance(nodes, str) else None
-    n = getattr(edges, "number_of_nodes", None)
-    return int(n()) if callable(n) else None
+    """The number of nodes, from the input table, before reading or allocating anything."""
+    return edges.n if isinstance(edges, EdgeKeys) else public_n(edges, nodes)
 
 
-def _as_edge_input(edges: Any, nodes: Any, directed: bool,
-                   storage_options: dict | None) -> EdgeInput:
-    if isinstance(edges, EdgeInput):
+def _as_edge_keys(edges: Any, nodes: Any, directed: bool,
+                  storage_options: dict | None) -> EdgeKeys:
+    if isinstance(edges, EdgeKeys):
         if edges.directed != bool(directed):
-            raise ValueError("directed does not match the EdgeInput; build it with the same flag")
+            raise ValueError("directed does not match the EdgeKeys; build them with the same flag")
         return edges
-    if isinstance(edges, (str, os.PathLike)):
-        if nodes is None:
-            raise ValueError(
-                "nodes is required with an edge-list file: pass n or the public vertex set"
-            )
-        return read_edge_list(edges, nodes, directed=directed, storage_options=storage_options)
-    return edge_input_from_graph(edges, directed=directed)
-
-
-def _check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
+    return edge_keys(edges, nodes, directed=directed, storage_options=storage_options)
 
 
 def _refuse_foreign(loc: StoreLocation) -> None:
@@ -213,27 +192,28 @@ def release_blockwise(
     key: bytes | None = None,
     tile: tuple[int, int] = DEFAULT_TILE,
     client: Any = None,
-    ledger: Any = None,
+    ledger: PrivacyLedger | None = None,
     overwrite: bool = False,
     resume: bool = False,
     storage_options: dict | None = None,
     progress: bool = False,
-    registry: Any = None,
 ) -> BlockwiseGraph:
     """Release a graph tile by tile on Dask and store it as a Zarr array of packed bits.
 
     Parameters
     ----------
-    edges : str, os.PathLike, EdgeInput or networkx.Graph
-        An edge-list file (read in one streaming pass by
-        :func:`read_edge_list`; needs ``nodes``), a prepared :class:`EdgeInput`,
-        or a networkx graph with integer node labels.
+    edges : any input of the input table, or EdgeKeys
+        An edge-list file or URL (read in one streaming pass; needs
+        ``nodes``), a networkx graph, a scipy.sparse matrix, a DataFrame or an
+        edge array with integer node labels (see :func:`dpgraph.release`), or
+        prepared :class:`EdgeKeys` (:func:`edge_keys`).
     epsilon : float
         Privacy parameter per vertex pair.
     store : str, os.PathLike or zarr store
         Where to write: a local directory (default) or any fsspec URL.
     nodes : int or collection of int, optional
-        The public vertex set, required with an edge-list file.
+        The public vertex set (n, or the labels), required unless ``edges`` is
+        a graph or a matrix.
     directed : bool, default False
     key : bytes, optional
         16 or 32 secret bytes.  With the store's nonce (``B.nonce``) it
@@ -260,9 +240,6 @@ def release_blockwise(
         fsspec options for a remote store.
     progress : bool, default False
         Show a tqdm bar over tiles.
-    registry : optional
-        Deprecated and ignored: the per-release nonce makes a key registry
-        unnecessary.
 
     Returns
     -------
@@ -283,21 +260,11 @@ def release_blockwise(
     """
     import dask
 
-    rr = rr_probabilities(epsilon, 2)
-    if ledger is not None:
-        from ...ledger import PrivacyLedger
-
-        if not isinstance(ledger, PrivacyLedger):
-            raise TypeError(
-                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
-            )
-    if registry is not None:
-        warnings.warn("registry= is deprecated and ignored: every blockwise release draws a "
-                      "fresh nonce, so a key never repeats flips", DeprecationWarning,
-                      stacklevel=2)
-    overwrite = _check_flag(overwrite, "overwrite")
-    resume = _check_flag(resume, "resume")
-    directed = _check_flag(directed, "directed")
+    tx = ReleaseTransaction(epsilon, K=2, ledger=ledger)
+    rr = tx.probabilities
+    overwrite = check_bool(overwrite, "overwrite")
+    resume = check_bool(resume, "resume")
+    directed = check_bool(directed, "directed")
     if overwrite and resume:
         raise ValueError("pass overwrite=True or resume=True, not both")
     if resume and key is None:
@@ -309,7 +276,7 @@ def release_blockwise(
     if n_hint is not None and n_hint >= 2:  # before reading the input or allocating labels
         check_resources(TilePlan(n_hint, directed, tr, tc // 64), loc, client=client,
                         replacing=overwrite or resume)
-    data = _as_edge_input(edges, nodes, directed, storage_options)
+    data = _as_edge_keys(edges, nodes, directed, storage_options)
     plan = TilePlan(data.n, data.directed, tr, tc // 64)
     check_resources(plan, loc, n_edges=data.keys.size, client=client,
                     replacing=overwrite or resume)
@@ -324,9 +291,9 @@ def release_blockwise(
         if resume:
             nonce = _resumable_nonce(old, loc, key, data, rr, (tr, tc))
         else:
-            if ledger is not None:
-                ledger.charge(rr.epsilon, label="blockwise release")
-            key = key if key is not None else os.urandom(32)
+            # every check that can fail is above: charge the ledger, then sample
+            source = tx.commit(label="blockwise release", stacklevel=3)
+            key = key if key is not None else source.uint64(4).tobytes()
             nonce = new_nonce()
             _create_store(loc, plan, data, rr, key, nonce, (tr, tc))
         keys_d = share(data.keys, client)
@@ -360,7 +327,7 @@ def _existing_release(loc: StoreLocation) -> dict | None:
     return old
 
 
-def _resumable_nonce(old: dict | None, loc: StoreLocation, key: bytes, data: EdgeInput,
+def _resumable_nonce(old: dict | None, loc: StoreLocation, key: bytes, data: EdgeKeys,
                      rr: RRProbabilities, tile: tuple[int, int]) -> bytes:
     if old is None:
         raise ValueError(f"nothing to resume: no blockwise store at {str(loc)!r}")
@@ -383,7 +350,7 @@ def _resumable_nonce(old: dict | None, loc: StoreLocation, key: bytes, data: Edg
     return nonce
 
 
-def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRProbabilities,
+def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeKeys, rr: RRProbabilities,
                   key: bytes, nonce: bytes, tile: tuple[int, int]) -> None:
     group = loc.group("w")
     group.create_array("adjacency", shape=(plan.n, plan.nw), chunks=(plan.tile_rows,
@@ -403,5 +370,5 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRPro
         "tile": [tile[0], tile[1]],
         "input_tag": _input_tag(key, nonce, data, rr, tile),
         "complete": False,
-        "dpgraph_version": _version(),
+        "dpgraph_version": __version__,
     })
