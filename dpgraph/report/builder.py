@@ -96,7 +96,7 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
         ]
     rows = []
     for key, what, fn in specs:
-        label = "triangles, wedges (one n x n matrix product)" if key == "triangles" else key
+        label = "triangles (the counting pass)" if key == "triangles" else key
         try:
             est = _timed(progress, timings, label, fn) if key in ("triangles", "degree assortativity") \
                 else fn()

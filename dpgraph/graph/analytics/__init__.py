@@ -60,6 +60,7 @@ from .degree_stats import (
     degree_transition_matrix,
 )
 from .motifs import (
+    PlannedEstimate,
     TriangleStatistics,
     average_clustering,
     local_clustering,
@@ -70,12 +71,16 @@ from .motifs import (
 )
 from .partition import modularity
 from .synthesis import synthesize
+from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
 
 __all__ = [
     "ANALYTICS",
     "Communities",
+    "CostLimitError",
     "DegreeDistribution",
     "NodeEstimates",
+    "PlannedEstimate",
+    "TrianglePlan",
     "TriangleStatistics",
     "analytic",
     "average_clustering",
@@ -97,6 +102,7 @@ __all__ = [
     "number_of_edges",
     "synthesize",
     "transitivity",
+    "triangle_plan",
     "triangle_statistics",
     "triangles",
     "volume",
