@@ -70,6 +70,9 @@ from .motifs import (
 from .partition import modularity
 from .synthesis import synthesize
 
+# the typed analytics (value_counts, value_degree, ...) register themselves on import
+from ..typed import estimators as _typed_estimators  # noqa: E402, F401  isort: skip
+
 __all__ = [
     "ANALYTICS",
     "Communities",
