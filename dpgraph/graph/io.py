@@ -144,6 +144,10 @@ from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io use
 
 KINDS["sparse"] = (sparse_payload, sparse_read)
 
+from .typed.typed_io import header_tie_values, typed_payload, typed_read  # noqa: E402
+
+KINDS["typed"] = (typed_payload, typed_read)
+
 
 def _kind_of(adj: Any) -> str:
     kind = adj.file_kind
@@ -223,6 +227,11 @@ class IOMixin:
             "payload_bytes": int(payload.nbytes),
             **meta,
         }
+        ties = getattr(self, "tie_values", None)
+        if ties is not None:  # the curator's declaration: public
+            header["tie_values"] = {"edge_attr": _label_to_json(ties.edge_attr),
+                                    "values": [_label_to_json(v) for v in ties.values],
+                                    "bins": None if ties.bins is None else list(ties.bins)}
         if sk is not None:
             header["signature"] = "ed25519"
             header["signer"] = signing.public_hex(sk)
@@ -263,6 +272,7 @@ class ReleaseParts(NamedTuple):
     probabilities: Any
     channel: Any
     keep: float
+    tie_values: Any = None
 
 
 def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
@@ -361,8 +371,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):
             raise ValueError(f"{path.name}: epsilon or flip probability out of range")
+        ties = header_tie_values(header, _label_from_json) if kind == "typed" else None
+        if ties is None and "tie_values" in header:
+            raise ValueError(f"{path.name}: tie_values in a file of kind {kind!r}; it is corrupted")
+        K = 2 if ties is None else ties.K
+        header["K"] = K
         # everything the estimators use derives from the certified numerators
-        rr = rr_probabilities(epsilon, 2)
+        rr = rr_probabilities(epsilon, K)
         if rr.flip_numerator != numerator or not rr.certify():
             raise ValueError(
                 f"{path.name}: its flip numerator is not the certified one of epsilon={epsilon}; "
@@ -382,6 +397,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
+    if ties is not None:  # PrivateGraph derives the same any-tie channel itself
+        return ReleaseParts(adj, index, rr, None, keep, ties)
     return ReleaseParts(adj, index, rr, channel, keep)
 
 
@@ -389,6 +406,8 @@ def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
     """(channel, keep) of an adjacency, from its numerators alone."""
     from ..core.estimators import Channel
 
+    if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
+        return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
     keep_numerator = getattr(adj, "keep_numerator", None)
     if keep_numerator is None or int(keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0
