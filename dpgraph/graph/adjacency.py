@@ -128,6 +128,10 @@ class ValuedAdjacency(PackedWords, Protocol):
         """Released degree of every node per value index, int64 (n, K) ("out" or "in")."""
         ...
 
+    def value_row_blocks(self, value: int, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield (first row, bool block (rows, n)) of the stored pairs of value index ``value``."""
+        ...
+
     def edge_values(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Released value index of the given pairs, int64."""
         ...

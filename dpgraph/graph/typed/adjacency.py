@@ -198,6 +198,15 @@ class TypedAdjacency(AdjacencyBase):
                 self._value_degrees = {"out": deg}
         return self._value_degrees[key].copy()
 
+    def value_row_blocks(self, value: int, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield (first row, bool block (rows, n)) of the stored pairs whose value index is ``value``."""
+        if not 1 <= int(value) < self.K:
+            raise ValueError(f"value must be a tie value index in 1..{self.K - 1}")
+        for i0 in range(0, self.n, block):
+            ind = _indicator(self._planes[:, i0 : i0 + block, :], int(value))
+            bits = np.unpackbits(ind.view(np.uint8), axis=1, bitorder="little")[:, : self.n]
+            yield i0, bits.astype(bool, copy=False)
+
     def edge_values(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Released value index of pairs (rows[k], cols[k]) (stored orientation), int64."""
         rows = np.asarray(rows, dtype=np.int64)

@@ -11,6 +11,7 @@ message gives a count, never the offending value.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -153,14 +154,14 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
         if not all(math.isfinite(b) for b in edges):
             raise ValueError("bins must be finite (no NaN or infinite edges); bound the attribute's "
                              "range in advance, e.g. bins=[-10, 0, 3, 10]")
-        if any(b >= c for b, c in zip(edges, edges[1:])):
+        if any(b >= c for b, c in itertools.pairwise(edges)):
             raise ValueError("bins must be strictly increasing")
     if values is None:
         if edges is None:
             raise ValueError("a typed release needs the tie values declared in advance: pass "
                              "values=[...] (kinds of tie) or bins=[...] (a numeric attribute)")
         labels = tuple(_bin_label(lo, hi, k == len(edges) - 2)
-                       for k, (lo, hi) in enumerate(zip(edges, edges[1:])))
+                       for k, (lo, hi) in enumerate(itertools.pairwise(edges)))
     else:
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise TypeError("values must be a sequence of tie values, e.g. values=['friend', 'family']")
