@@ -216,7 +216,7 @@ def balance(R: Release, signs: Any = None, proper: bool = True) -> Balance:
     >>> nx.set_edge_attributes(G, "+", "s")
     >>> b = dpgraph.release(G, 4.0, seed=0, edge_attr="s", values=["+", "-"]).balance()
     >>> sorted(b.triangles)
-    ['++-', '+++', '+--', '---']
+    ['+++', '++-', '+--', '---']
     """
     ties = typed(R, "balance")
     _undirected(R, "balance")
