@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from itertools import chain, repeat
+from operator import is_, itemgetter, methodcaller
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from numbers import Real
@@ -21,7 +23,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..encoding import EncodedGraph
+from ..encoding import EncodedGraph, pair_index
 
 __all__ = ["MAX_TIE_VALUES", "TieValues", "encode_typed", "tie_values", "value_bits"]
 
@@ -192,7 +194,7 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
 def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
     """Value index 1..K-1 of every tie's attribute; counts, never values, in errors."""
     name = f"edge attribute {ties.edge_attr!r}"
-    missing = sum(a is _MISSING for a in attrs)
+    missing = sum(map(is_, attrs, repeat(_MISSING)))
     if missing:
         raise ValueError(f"{missing} edge(s) of G have no {name}; every tie of a typed release "
                          "needs a declared value")
@@ -238,6 +240,16 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
 _MISSING = object()
 
 
+def _find(enc: EncodedGraph, labels: list) -> np.ndarray:
+    """Positions of node labels (an int64 array first, so integer labels take the vectorized path)."""
+    if enc.index.labels is not None and all(type(x) is int for x in labels[:64]):
+        try:
+            return enc.index.find(np.array(labels, dtype=np.int64))
+        except (OverflowError, TypeError, ValueError):
+            pass
+    return enc.index.find(labels)
+
+
 def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     """Value index (1..K-1) of every edge of ``enc`` (``enc.rows[k], enc.cols[k]``).
 
@@ -264,9 +276,21 @@ def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     if not isinstance(G, nx.Graph):
         raise TypeError("edge_attr= needs a networkx Graph or DiGraph whose edges carry the "
                         f"attribute, got {type(G).__name__}")
-    nodes = enc.index.nodes
-    attr = ties.edge_attr
-    adj = G.adj
-    attrs = [adj[nodes[r]][nodes[c]].get(attr, _MISSING)
-             for r, c in zip(enc.rows.tolist(), enc.cols.tolist())]
+    # every (u, v, data) of G's adjacency at C speed (an undirected edge appears twice),
+    # then each encoded pair finds its attribute by its pair index
+    items = list(G.adjacency())
+    inner = list(map(itemgetter(1), items))
+    deg = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    n = enc.n
+    u = np.repeat(_find(enc, [k for k, _ in items]), deg)
+    v = _find(enc, list(chain.from_iterable(inner)))
+    datas = list(chain.from_iterable(d.values() for d in inner))
+    if not enc.directed:
+        u, v = np.minimum(u, v), np.maximum(u, v)
+    key = pair_index(u, v, n, enc.directed)
+    order = np.argsort(key, kind="stable")
+    pos = order[np.searchsorted(key[order], pair_index(enc.rows, enc.cols, n, enc.directed))]
+    get = methodcaller("get", ties.edge_attr, _MISSING)
+    attrs = list(map(get, itemgetter(*pos.tolist())(datas))) if pos.size > 1 else \
+        [get(datas[int(p)]) for p in pos]
     return _value_indices(attrs, ties)

@@ -3,22 +3,23 @@
 A pair's released value is y = (x + S) mod K, where the shift S is drawn
 independently of the data:
 
-* S = 0 (the truth is kept) unless the pair flips; it flips with the certified
-  dyadic probability (K - 1) m / 2^64 (``m`` the flip numerator of
-  :func:`~dpgraph.core.rr_probabilities` for K values), drawn by
-  :func:`~dpgraph.graph.dense.sample_packed_flips`, the binary release's own
-  bit-sliced sampler and schedule;
-* given a flip, S is uniform on 1..K-1: S = U + 1 with U uniform on 0..K-2,
-  from ceil(log2(K - 1)) uniform bits per pair, redrawn (bit-sliced, only in
-  the lanes that need it) when U > K - 2.
+* with U a uniform 64-bit integer per pair and m the certified flip numerator
+  of :func:`~dpgraph.core.rr_probabilities` for K values,
+  S = #{j in 1..K-1 : U < j m}.  So S = s with probability exactly m / 2^64
+  for every s in 1..K-1, and S = 0 (the truth kept) with the rest,
+  1 - (K - 1) m / 2^64: each other value is released with probability
+  m / 2^64 whatever x is, the certified K-ary pmf.
+* U is compared with all K - 1 thresholds at once by the bit-sliced
+  comparison of the binary sampler (:func:`~dpgraph.core.sampling.bernoulli_words`):
+  64 pairs a word, U's bits drawn most significant first, a pair decided
+  against a threshold at the first bit where they differ; about the same
+  number of random words as one binary flip per pair.
 
-So each other value is released with probability exactly
-(K - 1) m / 2^64 / (K - 1) = m / 2^64 and the truth with 1 - (K - 1) m / 2^64:
-the certified K-ary pmf, whatever x is.  The noise is drawn for every pair
-as if it were "no tie" (y = S); only the true ties are then shifted by their
-value, a pass linear in the edges like the binary release's XOR.  For K = 2
-the flips are drawn with the binary numerator, S is the flip bit and the
-shift is the XOR: the release is the binary release, bit for bit.
+The noise is drawn for every pair as if it were "no tie" (y = S); only the
+true ties are then shifted by their value, a pass linear in the edges like
+the binary release's XOR.  For K = 2 the shift is the binary release's own
+flip sampler and the shift of a tie is the XOR: the release is the binary
+release, bit for bit.
 
 The value index is stored in ``value_bits(K)`` packed bit planes (plane k
 holds bit k of each pair's value index, in the layout of
@@ -35,51 +36,136 @@ from ...core.randomness import RandomSource
 from .._memory import check_fits
 from ..dense import sample_packed_flips
 from ..encoding import EncodedGraph
-from ..packed import words_per_row, xor_edges
+from ..packed import clear_non_pairs, words_per_row, xor_edges
 from .adjacency import TypedAdjacency
 from .encoding import value_bits
 
-__all__ = ["release_typed", "sample_shift_planes"]
+__all__ = ["kary_words", "release_typed", "sample_shift_planes"]
 
-_GROUP_WORDS = 1 << 20  # flip words per group of shift draws; fixed, part of the seed contract
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GROUP_WORDS = 1 << 20  # words sampled per group of bands; fixed, part of the seed contract
+_CHUNK_WORDS = 1 << 15  # words per chunk of the bit-sliced rounds; fixed, part of the seed contract
+_DENSE_ROUNDS = 8  # rounds drawn for every word of a chunk before compacting the open ones
+_ALL = 0xFFFFFFFFFFFFFFFF
 
-
-def _at_least(U: np.ndarray, c: int) -> np.ndarray:
-    """Lanes where the b-bit number with bit planes U[0..b-1] is >= c (bit-sliced)."""
-    b = U.shape[0]
-    if c >= 1 << b:
-        return np.zeros(U.shape[1:], dtype=np.uint64)
-    gt = np.zeros(U.shape[1:], dtype=np.uint64)
-    eq = np.full(U.shape[1:], _ALL)
-    for k in range(b - 1, -1, -1):
-        if (c >> k) & 1:
-            eq &= U[k]
-        else:
-            gt |= eq & U[k]
-            eq &= ~U[k]
-    return gt | eq
+_KERNELS: tuple | None = None
+_NUMBA_STATE = {"tried": False}
 
 
-def _uniform_offsets(flips: np.ndarray, K: int, source: RandomSource) -> np.ndarray:
-    """Bit planes (b, len(flips)) of U uniform on 0..K-2 in every lane (exact, by rejection)."""
-    b = (K - 2).bit_length()
-    U = source.uint64(b * flips.size).reshape(b, flips.size)
-    need = flips & _at_least(U, K - 1)
-    alive = np.flatnonzero(need)
-    while alive.size:
-        lanes = need[alive]
-        fresh = source.uint64(b * alive.size).reshape(b, alive.size)
-        U[:, alive] = (U[:, alive] & ~lanes) | (fresh & lanes)
-        need[alive] = lanes & _at_least(U[:, alive], K - 1)
-        alive = alive[need[alive] != 0]
-    return U
+def _numba_kernels() -> tuple | None:
+    """(dense_rounds, sparse_round) compiled by numba, or None (the numpy rounds, same results)."""
+    global _KERNELS
+    if _KERNELS is None and not _NUMBA_STATE["tried"]:
+        _NUMBA_STATE["tried"] = True
+        from ..._numba import load_kernels
+
+        _KERNELS = load_kernels("dpgraph.graph.typed._karykernel", ("dense_rounds", "sparse_round"))
+    return _KERNELS
+
+
+def _threshold_bits(thresholds: list[int]) -> np.ndarray:
+    """tbits[k, j]: bit 63 - k of threshold j, as 0 or all ones (uint64, shape (64, J))."""
+    return np.array([[_ALL if (t >> (63 - k)) & 1 else 0 for t in thresholds] for k in range(64)],
+                    dtype=np.uint64)
+
+
+def _rounds_numpy(lt: np.ndarray, und: np.ndarray, draws: np.ndarray, tbits: np.ndarray) -> np.ndarray:
+    """The dense rounds of :func:`_karykernel.dense_rounds` in numpy; returns the open words."""
+    lt[...] = 0
+    und[...] = np.uint64(_ALL)
+    for k in range(draws.shape[0]):
+        d = draws[k]
+        for j in range(lt.shape[0]):
+            b = tbits[k, j]
+            u = und[j]
+            lt[j] |= ~d & u & b
+            u &= ~(d ^ b)
+    return np.flatnonzero(np.bitwise_or.reduce(und, axis=0))
+
+
+def _kary_chunk(c: int, tbits: np.ndarray, source: RandomSource) -> np.ndarray:
+    """lt (J, c): lanes whose uniform 64-bit integer U is below each threshold t_j.
+
+    Bit-sliced comparison of every lane's U with all thresholds at once, most
+    significant bit first, one random word supplying one bit of U for the 64
+    lanes of a word: a lane is decided against t_j at the first bit where they
+    differ.  Schedule (fixed): ``_DENSE_ROUNDS`` rounds for every word, then
+    one word per word with an open lane, until none is open (a lane equal to
+    t_j on all 64 bits has U == t_j, not below it).
+    """
+    J = tbits.shape[1]
+    lt = np.empty((J, c), dtype=np.uint64)
+    und = np.empty((J, c), dtype=np.uint64)
+    draws = source.uint64(_DENSE_ROUNDS * c).reshape(_DENSE_ROUNDS, c)
+    kernels = _numba_kernels()
+    if kernels is not None:
+        dense, sparse = kernels
+        alive = np.empty(c, dtype=np.int64)
+        count = dense(draws, tbits[:_DENSE_ROUNDS], lt, und, alive)
+        k = _DENSE_ROUNDS
+        while count and k < 64:
+            count = sparse(lt, und, alive, source.uint64(count), tbits[k], count)
+            k += 1
+        return lt
+    alive = _rounds_numpy(lt, und, draws, tbits)
+    k = _DENSE_ROUNDS
+    while alive.size and k < 64:
+        d = source.uint64(alive.size)
+        still = np.zeros(alive.size, dtype=np.uint64)
+        for j in range(J):
+            b = tbits[k, j]
+            u = und[j, alive]
+            lt[j, alive] |= ~d & u & b
+            u &= ~(d ^ b)
+            und[j, alive] = u
+            still |= u
+        alive = alive[still != 0]
+        k += 1
+    return lt
+
+
+def kary_words(n_words: int, rr: RRProbabilities, source: RandomSource) -> np.ndarray:
+    """Bit planes (value_bits(K), n_words) of the shift S of 64 n_words pairs.
+
+    S = #{j in 1..K-1 : U < j m} for a uniform 64-bit U per lane, m the
+    certified flip numerator: P(S = s) = m / 2^64 exactly for s = 1..K-1 (U in
+    [(K-1-s) m, (K-s) m)) and S = 0 otherwise.  Chunks of 2^15 words.
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> S = kary_words(20_000, rr_probabilities(1.0, 4), SeededRandom(0))
+    >>> bits = np.unpackbits(S.view(np.uint8), axis=1, bitorder="little")
+    >>> values = bits[0] + 2 * bits[1]
+    >>> [bool(abs(np.mean(values == s) - 0.1749) < 0.002) for s in (1, 2, 3)]
+    [True, True, True]
+    """
+    K = rr.K
+    B = value_bits(K)
+    tbits = _threshold_bits([j * rr.flip_numerator for j in range(1, K)])
+    out = np.zeros((B, int(n_words)), dtype=np.uint64)
+    for a in range(0, int(n_words), _CHUNK_WORDS):
+        c = min(_CHUNK_WORDS, int(n_words) - a)
+        lt = _kary_chunk(c, tbits, source)
+        S = out[:, a : a + c]
+        for j in range(lt.shape[0]):  # bit-sliced counter: S += [U < t_j]
+            carry = lt[j]
+            for k in range(B):
+                nxt = S[k] & carry
+                S[k] ^= carry
+                carry = nxt
+    return out
 
 
 def sample_shift_planes(n: int, directed: bool, rr: RRProbabilities,
                         source: RandomSource) -> np.ndarray:
     """Bit planes of the shift S of every pair: 0 with probability 1 - (K-1) m / 2^64,
-    else uniform on 1..K-1.
+    else each of 1..K-1 with probability m / 2^64.
+
+    K = 2 is the binary release's flip sampler (same schedule, same bits).
+    Otherwise the pairs are visited in the binary release's bands (an
+    undirected release draws nothing for the lower triangle), grouped so one
+    call of :func:`kary_words` samples at most 2^20 words.
 
     Returns
     -------
@@ -95,25 +181,31 @@ def sample_shift_planes(n: int, directed: bool, rr: RRProbabilities,
     (2, 200, 4)
     """
     K = rr.K
-    flips = sample_packed_flips(n, directed, (K - 1) * rr.flip_numerator, source)
     if K == 2:
-        return flips[None]
+        return sample_packed_flips(n, directed, rr.flip_numerator, source)[None]
+    nw = words_per_row(n)
     B = value_bits(K)
-    planes = np.zeros((B, *flips.shape), dtype=np.uint64)
-    flat = flips.reshape(-1)
-    views = planes.reshape(B, -1)
-    for g0 in range(0, flat.size, _GROUP_WORDS):
-        f = flat[g0 : g0 + _GROUP_WORDS]
-        idx = np.flatnonzero(f)
-        if idx.size == 0:
-            continue
-        fi = f[idx]
-        U = _uniform_offsets(fi, K, source)
-        carry = np.full(idx.size, _ALL)  # S = U + 1, a bit-sliced increment
-        for k in range(B):
-            u = U[k] if k < U.shape[0] else np.zeros(idx.size, dtype=np.uint64)
-            views[k, g0 + idx] = (u ^ carry) & fi
-            carry = u & carry
+    planes = np.zeros((B, n, nw), dtype=np.uint64)
+    bands = [(r0, min(n, r0 + 64), 0 if directed else r0 >> 6) for r0 in range(0, n, 64)]
+    k = 0
+    while k < len(bands):
+        group, total = [], 0
+        while k < len(bands):
+            r0, r1, w0 = bands[k]
+            size = (r1 - r0) * (nw - w0)
+            if group and total + size > _GROUP_WORDS:
+                break
+            group.append(bands[k])
+            total += size
+            k += 1
+        S = kary_words(total, rr, source)
+        off = 0
+        for r0, r1, w0 in group:
+            size = (r1 - r0) * (nw - w0)
+            planes[:, r0:r1, w0:] = S[:, off : off + size].reshape(B, r1 - r0, nw - w0)
+            off += size
+    for b in range(B):
+        clear_non_pairs(planes[b], n, directed)
     return planes
 
 

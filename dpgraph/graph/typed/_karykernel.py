@@ -1,0 +1,71 @@
+"""numba kernels of the bit-sliced K-ary sampler; imported lazily by :mod:`.sampler`.
+
+They compute exactly what the numpy rounds in :mod:`.sampler` compute, from
+the same random words in the same order, fused into one pass, so a seed gives
+identical planes with or without numba.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@nb.njit(cache=True, nogil=True)
+def dense_rounds(draws, tbits, lt, und, alive):  # pragma: no cover - compiled
+    """First rounds for every word; compacts the words with an open lane.
+
+    draws[k, i] supplies bit 63 - k of the lanes' uniform integers for word
+    i; tbits[k, j] is bit 63 - k of threshold j as 0 or all ones.  lt[j, i]
+    collects the lanes decided U < t_j, und[j, i] the lanes still equal to
+    t_j's prefix.  Writes the indices of the open words to ``alive``; returns
+    how many.
+    """
+    rounds, c = draws.shape
+    J = tbits.shape[1]
+    for j in range(J):
+        for i in range(c):
+            lt[j, i] = 0
+            und[j, i] = _ALL
+    for k in range(rounds):
+        row = draws[k]
+        for j in range(J):
+            b = tbits[k, j]
+            for i in range(c):
+                d = row[i]
+                u = und[j, i]
+                lt[j, i] |= ~d & u & b
+                und[j, i] = u & ~(d ^ b)
+    count = 0
+    for i in range(c):
+        o = np.uint64(0)
+        for j in range(J):
+            o |= und[j, i]
+        if o != 0:
+            alive[count] = i
+            count += 1
+    return count
+
+
+@nb.njit(cache=True, nogil=True)
+def sparse_round(lt, und, alive, draws, tbits_k, count):  # pragma: no cover - compiled
+    """One further round for the ``count`` open words (one draw each); returns the new count."""
+    J = tbits_k.shape[0]
+    kept = 0
+    for q in range(count):
+        i = alive[q]
+        d = draws[q]
+        o = np.uint64(0)
+        for j in range(J):
+            b = tbits_k[j]
+            u = und[j, i]
+            lt[j, i] |= ~d & u & b
+            u &= ~(d ^ b)
+            und[j, i] = u
+            o |= u
+        if o != 0:
+            alive[kept] = i
+            kept += 1
+    return kept
