@@ -20,7 +20,7 @@ import sys
 __all__ = ["build_parser", "main"]
 
 #: modules of dpgraph.experiments that add ``dpgraph experiment NAME`` commands
-EXPERIMENT_MODULES = ("facebook_cuts", "ratings", "peers")
+EXPERIMENT_MODULES = ("facebook_cuts", "ratings", "peers", "signed")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Reciprocity of a directed typed release: mutual ties, by value.
+"""Reciprocity of a directed release: mutual ties, by value for a typed release.
 
 A mutual tie of class A is an unordered pair {i, j} with x_ij in A and
 x_ji in A.  The rows ij and ji are released independently, so
@@ -33,13 +33,13 @@ from .estimators import typed
 __all__ = ["mutual_ties", "reciprocity"]
 
 
-def _class(R: Any, value: Any) -> np.ndarray:
-    ties = typed(R, "reciprocity")
-    members = np.zeros(ties.K, dtype=bool)
+def _class(R: Any, value: Any) -> np.ndarray | None:
+    """The value indices of the class (None: any tie, on any directed release)."""
     if value is None:
-        members[1:] = True
-    else:
-        members[ties.index_of(value, "value")] = True
+        return None
+    ties = typed(R, "value=")
+    members = np.zeros(ties.K, dtype=bool)
+    members[ties.index_of(value, "value")] = True
     return members
 
 
@@ -71,7 +71,7 @@ def _statistics(R: Any, value: Any) -> dict:
 def mutual_ties(R: Release, value: Any = None, proper: bool = True) -> Estimate:
     """Estimated number of mutual ties: pairs {i, j} tied both ways (both of ``value``, if given).
 
-    Unbiased, with the unbiased estimate of its variance (module docstring).
+    Any directed release (``value`` needs a typed one).  Unbiased, with the unbiased estimate of its variance (module docstring).
 
     Examples
     --------
@@ -92,7 +92,8 @@ def mutual_ties(R: Release, value: Any = None, proper: bool = True) -> Estimate:
 def reciprocity(R: Release, value: Any = None, proper: bool = True) -> Estimate:
     """Estimated share of ties that are reciprocated (of ``value`` both ways, if given).
 
-    networkx's ``overall_reciprocity`` of the input (for ``value=None``):
+    Any directed release (``value`` needs a typed one).  networkx's
+    ``overall_reciprocity`` of the input (for ``value=None``):
     2 (mutual ties) / (ties), with Fieller's interval.
 
     Examples
