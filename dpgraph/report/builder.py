@@ -60,6 +60,17 @@ def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
         ("edges", "number of edges", R.number_of_edges),
         ("density", "edge density", R.density),
     ]
+    ties = getattr(R, "tie_values", None)
+    if ties is not None:  # a typed release: its ties by declared value
+        by_value: dict = {}
+
+        def count_of(v: Any) -> Any:
+            if not by_value:
+                by_value.update(R.value_counts())
+            return by_value[v]
+
+        specs += [(f"edges: {v}", f"ties of value {v!r} ({ties.edge_attr})",
+                   lambda v=v: count_of(v)) for v in ties.values]
     if not R.directed:
         specs += [
             ("mean degree", "average degree 2m / n (the edge count, rescaled)", lambda: _scaled(
