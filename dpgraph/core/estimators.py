@@ -209,7 +209,8 @@ class Channel:
         if A.shape != (self.K,) or A.all() or not A.any():
             raise ValueError(f"members must mark some but not all of the K={self.K} values")
         rA = float(self.r[A].sum())
-        return Channel(self.d, np.array([1.0 - self.d - rA, rA]))
+        # P(Y not in A | x in A) = sum of r off A (rows sum to 1: d + sum r = 1)
+        return Channel(self.d, np.array([float(self.r[~A].sum()), rA]))
 
     @classmethod
     def randomized_response(cls, rr: Any) -> Channel:
