@@ -14,14 +14,14 @@ _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @nb.njit(cache=True, nogil=True)
-def dense_rounds(draws, tbits, lt, und, alive):  # pragma: no cover - compiled
+def dense_rounds(draws, tbits, lt, und, alive, open_und):  # pragma: no cover - compiled
     """First rounds for every word; compacts the words with an open lane.
 
     draws[k, i] supplies bit 63 - k of the lanes' uniform integers for word
     i; tbits[k, j] is bit 63 - k of threshold j as 0 or all ones.  lt[j, i]
     collects the lanes decided U < t_j, und[j, i] the lanes still equal to
-    t_j's prefix.  Writes the indices of the open words to ``alive``; returns
-    how many.
+    t_j's prefix.  Writes the indices of the open words to ``alive`` and
+    their open lanes, compacted, to ``open_und[q, j]``; returns how many.
     """
     rounds, c = draws.shape
     J = tbits.shape[1]
@@ -45,12 +45,14 @@ def dense_rounds(draws, tbits, lt, und, alive):  # pragma: no cover - compiled
             o |= und[j, i]
         if o != 0:
             alive[count] = i
+            for j in range(J):
+                open_und[count, j] = und[j, i]
             count += 1
     return count
 
 
 @nb.njit(cache=True, nogil=True)
-def sparse_round(lt, und, alive, draws, tbits_k, count):  # pragma: no cover - compiled
+def sparse_round(lt, open_und, alive, draws, tbits_k, count):  # pragma: no cover - compiled
     """One further round for the ``count`` open words (one draw each); returns the new count."""
     J = tbits_k.shape[0]
     kept = 0
@@ -60,12 +62,28 @@ def sparse_round(lt, und, alive, draws, tbits_k, count):  # pragma: no cover - c
         o = np.uint64(0)
         for j in range(J):
             b = tbits_k[j]
-            u = und[j, i]
+            u = open_und[q, j]
             lt[j, i] |= ~d & u & b
             u &= ~(d ^ b)
-            und[j, i] = u
+            open_und[kept, j] = u
             o |= u
         if o != 0:
             alive[kept] = i
             kept += 1
     return kept
+
+
+@nb.njit(cache=True, nogil=True)
+def count_planes(lt, S):  # pragma: no cover - compiled
+    """S += [U < t_j] for every j: a bit-sliced counter over the planes S (B, c)."""
+    J, c = lt.shape
+    B = S.shape[0]
+    carry = np.empty(c, dtype=np.uint64)
+    for j in range(J):
+        for i in range(c):
+            carry[i] = lt[j, i]
+        for k in range(B):
+            for i in range(c):
+                s = S[k, i]
+                S[k, i] = s ^ carry[i]
+                carry[i] = s & carry[i]

@@ -52,13 +52,14 @@ _NUMBA_STATE = {"tried": False}
 
 
 def _numba_kernels() -> tuple | None:
-    """(dense_rounds, sparse_round) compiled by numba, or None (the numpy rounds, same results)."""
+    """(dense_rounds, sparse_round, count_planes) compiled by numba, or None (numpy, same results)."""
     global _KERNELS
     if _KERNELS is None and not _NUMBA_STATE["tried"]:
         _NUMBA_STATE["tried"] = True
         from ..._numba import load_kernels
 
-        _KERNELS = load_kernels("dpgraph.graph.typed._karykernel", ("dense_rounds", "sparse_round"))
+        _KERNELS = load_kernels("dpgraph.graph.typed._karykernel",
+                                ("dense_rounds", "sparse_round", "count_planes"))
     return _KERNELS
 
 
@@ -98,12 +99,13 @@ def _kary_chunk(c: int, tbits: np.ndarray, source: RandomSource) -> np.ndarray:
     draws = source.uint64(_DENSE_ROUNDS * c).reshape(_DENSE_ROUNDS, c)
     kernels = _numba_kernels()
     if kernels is not None:
-        dense, sparse = kernels
+        dense, sparse, _ = kernels
         alive = np.empty(c, dtype=np.int64)
-        count = dense(draws, tbits[:_DENSE_ROUNDS], lt, und, alive)
+        open_und = np.empty((c, J), dtype=np.uint64)
+        count = dense(draws, tbits[:_DENSE_ROUNDS], lt, und, alive, open_und)
         k = _DENSE_ROUNDS
         while count and k < 64:
-            count = sparse(lt, und, alive, source.uint64(count), tbits[k], count)
+            count = sparse(lt, open_und, alive, source.uint64(count), tbits[k], count)
             k += 1
         return lt
     alive = _rounds_numpy(lt, und, draws, tbits)
@@ -148,6 +150,12 @@ def kary_words(n_words: int, rr: RRProbabilities, source: RandomSource) -> np.nd
         c = min(_CHUNK_WORDS, int(n_words) - a)
         lt = _kary_chunk(c, tbits, source)
         S = out[:, a : a + c]
+        kernels = _numba_kernels()
+        if kernels is not None:
+            buf = np.zeros((B, c), dtype=np.uint64)  # contiguous rows: the counter vectorizes
+            kernels[2](lt, buf)
+            S[...] = buf
+            continue
         for j in range(lt.shape[0]):  # bit-sliced counter: S += [U < t_j]
             carry = lt[j]
             for k in range(B):
