@@ -26,15 +26,16 @@ def _ratings_graph(n: int = 120, seed: int = 1) -> nx.DiGraph:
 def test_run_writes_tables_and_one_figure_per_epsilon(tmp_path):
     result = signed.run(out=tmp_path, epsilons=(1.0, 4.0), releases=3, queries=4, seed=1,
                         graph=_ratings_graph(), generated_nodes=60, progress=False)
-    cov = list(csv.DictReader(open(tmp_path / "signed_coverage.csv")))
+    cov = list(csv.DictReader((tmp_path / "signed_coverage.csv").read_text().splitlines()))
     assert {r["graph"] for r in cov} == {"bitcoin-alpha", "signed-sbm", "typed-configuration"}
     assert {r["query"] for r in cov} == set(signed._KINDS)
     assert all(r["intervals"] == "12" and 0 <= float(r["coverage"]) <= 1 for r in cov)
-    stats = {(r["epsilon"], r["statistic"]) for r in csv.DictReader(open(tmp_path / "signed_statistics.csv"))}
+    lines = (tmp_path / "signed_statistics.csv").read_text().splitlines()
+    stats = {(r["epsilon"], r["statistic"]) for r in csv.DictReader(lines)}
     for name in ("ties: distrust", "fraction of negative ties", "reciprocity (typed release)",
                  "reciprocity (binary release)", "mutual ties", "triangles +--", "balanced fraction"):
         assert ("4.0", name) in stats
-    meta = json.load(open(tmp_path / "signed.json"))["meta"]
+    meta = json.loads((tmp_path / "signed.json").read_text())["meta"]
     assert meta["values"] == list(signed_data.VALUES) and meta["releases"] == 3
     assert (tmp_path / "signed_eps1.png").stat().st_size > 1000
     assert (tmp_path / "signed_eps4.png").stat().st_size > 1000

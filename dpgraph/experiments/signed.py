@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -68,7 +67,7 @@ def _coverage_rows(graph_name: str, G: Any, release_kwargs: dict, truth_graph: A
     directed = truth_graph.is_directed()
     first = None
     stats: dict[str, dict[str, list]] = {k: {"hit": [], "z": [], "std": []} for k in _KINDS}
-    for r in range(releases):
+    for _r in range(releases):
         R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed, **release_kwargs)
         B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
         if first is None:
@@ -114,7 +113,7 @@ def _statistics(G: Any, typed_G: Any, undirected: Any, eps: float, seed: int,
     R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True, edge_attr="rating",
                         bins=data.BINS, values=data.VALUES)
     B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True)
-    counts = {v: 0 for v in data.VALUES}
+    counts = dict.fromkeys(data.VALUES, 0)
     for _, _, k in typed_G.edges(data=data.ATTR):
         counts[k] += 1
     rows = [_stat_row(eps, f"ties: {v}", counts[v], est) for v, est in R.value_counts().items()]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from itertools import chain, repeat
-from operator import is_, itemgetter, methodcaller
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from numbers import Real
+from operator import is_, itemgetter, methodcaller
 from typing import Any
 
 import networkx as nx
