@@ -23,16 +23,16 @@ analytics all call it (the latter through :func:`count_estimate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from numbers import Real
 from typing import Any
 
 import numpy as np
 
-from .estimate import Estimate
+from .estimate import Estimate, apply_proper
 
-__all__ = ["Channel", "count_estimate", "histogram_estimate", "unbiased_estimate"]
+__all__ = ["Channel", "CountingQuery", "count_estimate", "histogram_estimate", "unbiased_estimate"]
 
 
 @dataclass(frozen=True)
@@ -295,8 +295,8 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
     """Unbiased estimate of how many of ``n_rows`` binary rows are 1.
 
     The cut query, edge counts, degrees and every other edge count of the
-    graph layer are this estimate: phi(v) = v on the rows that the query
-    covers (see docs/design.md).
+    graph layer are this estimate: the core's :class:`CountingQuery` with
+    phi(v) = v on the rows that the query covers (see docs/design.md).
 
     Parameters
     ----------
@@ -322,12 +322,89 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
     if channel.K != 2:
         raise ValueError("count_estimate needs a binary channel (K = 2)")
     n = np.asarray(n_rows, dtype=float)
-    est = unbiased_estimate(
-        observed, np.array([[0.0, 1.0]]), n[..., None], channel, normalizer=1.0
-    )
-    low = 0.0 if np.ndim(n) == 0 else np.zeros_like(n)
-    high = float(n) if np.ndim(n) == 0 else n
-    return Estimate(est.value, est.std, exact_std=est.exact_std, feasible_range=(low, high))
+    return CountingQuery([[0.0, 1.0]], n[..., None]).answer(observed, channel, proper=False)
+
+
+class CountingQuery:
+    """A sum of row functions over rows known only by how many use each function.
+
+    sum_i phi_{g(i)}(x_i) where group g has ``group_sizes[g]`` rows: the form
+    of every count on a graph, whose rows (vertex pairs) are far too many to
+    list.  A cut query is ``CountingQuery([[0, 1]], [|S||T|])``: phi(v) = v
+    on the |S||T| pairs of S x T.  Whoever holds the released rows evaluates
+    the released sum (for a graph, the adjacency counts released pairs:
+    ``cut_count``, ``within_count``); :meth:`answer` turns it into the
+    companion estimate, through the one debiasing formula
+    (:func:`~dpgraph.core.unbiased_estimate`).  Unlike
+    :class:`StatisticalQuery` the answer is the sum itself, not divided by
+    sum_i c_i.
+
+    Parameters
+    ----------
+    functions : array_like of shape (h, K)
+        The distinct row functions, tabulated on the K values of a row.
+    group_sizes : array_like of shape (h,), or (Q, h) for a batch of Q queries
+        How many rows use each function.
+
+    Examples
+    --------
+    >>> q = CountingQuery([[0.0, 1.0]], [100])      # a count over 100 pairs
+    >>> q.range
+    (0.0, 100.0)
+    >>> e = q.answer(30.0, Channel.binary(0.75, 0.25), proper=False)
+    >>> float(e), round(e.std, 4)
+    (10.0, 8.6603)
+    """
+
+    def __init__(self, functions: Any, group_sizes: Any) -> None:
+        functions = np.asarray(functions, dtype=float)
+        sizes = np.asarray(group_sizes, dtype=float)
+        if functions.ndim != 2 or functions.shape[1] < 2:
+            raise ValueError(f"functions must have shape (h, K) with K >= 2, got {functions.shape}")
+        if not np.all(np.isfinite(functions)):
+            raise ValueError("row functions must take finite values (no NaN or inf)")
+        if sizes.shape[-1:] != functions.shape[:1] or sizes.ndim not in (1, 2):
+            raise ValueError(f"group_sizes must have shape ({functions.shape[0]},) or "
+                             f"(Q, {functions.shape[0]}), got {sizes.shape}")
+        if np.any(sizes < 0) or not np.all(np.isfinite(sizes)):
+            raise ValueError("group_sizes must be finite counts >= 0")
+        self.functions = functions
+        self.group_sizes = sizes
+
+    @property
+    def K(self) -> int:
+        """Values a row can take."""
+        return int(self.functions.shape[1])
+
+    @property
+    def range(self) -> tuple[Any, Any]:
+        """(min, max) of the sum over all databases."""
+        low = self.group_sizes @ self.functions.min(axis=1)
+        high = self.group_sizes @ self.functions.max(axis=1)
+        if np.ndim(low) == 0:
+            return float(low), float(high)
+        return low, high
+
+    @property
+    def integer_valued(self) -> bool:
+        """Whether every row function takes integer values (the sum is then an integer)."""
+        return bool(np.all(self.functions == np.round(self.functions)))
+
+    def answer(self, observed: Any, channel: Channel, proper: bool = True) -> Estimate:
+        """The estimate of the sum from the released sum ``observed`` (array for a batch).
+
+        Unbiased with its std (exact for a symmetric binary channel, the
+        worst case over the truth otherwise); proper by default: clipped to
+        :attr:`range` and, for integer row functions, rounded to an integer
+        (``raw`` keeps the unbiased value).
+        """
+        est = unbiased_estimate(observed, self.functions, self.group_sizes, channel)
+        est = replace(est, feasible_range=self.range)
+        return apply_proper(est, proper, step=1.0 if self.integer_valued else None)
+
+    def __repr__(self) -> str:
+        q = f"batch of {self.group_sizes.shape[0]}, " if self.group_sizes.ndim == 2 else ""
+        return f"CountingQuery({q}h={self.functions.shape[0]}, K={self.K})"
 
 
 def histogram_estimate(counts: Any, function: Any, channel: Channel,

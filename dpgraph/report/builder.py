@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..core import count_estimate
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures

@@ -41,7 +41,7 @@ interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
 
-from ._shared import ANALYTICS, bind_analytics
+from ._shared import ANALYTICS, analytic, bind_analytics
 from .community import Communities, communities
 from .counts import (
     NodeEstimates,
@@ -53,6 +53,7 @@ from .counts import (
 )
 from .cuts import cut, cut_batch, cuts, edges_within
 from .degree_stats import (
+    DegreeDistribution,
     degree_assortativity,
     degree_distribution,
     degree_moments,
@@ -78,8 +79,10 @@ from ..typed import reciprocity as _typed_reciprocity  # noqa: F401  isort: skip
 __all__ = [
     "ANALYTICS",
     "Communities",
+    "DegreeDistribution",
     "NodeEstimates",
     "TriangleStatistics",
+    "analytic",
     "average_clustering",
     "bind_analytics",
     "communities",

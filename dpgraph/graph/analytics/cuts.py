@@ -1,11 +1,11 @@
 """Cut queries and edges within a set: the mission's queries, answered from the release.
 
-A cut query counts the edges between disjoint node sets S and T; its rows are
-the |S||T| pairs of S x T, phi(v) = v, so the core's
-:func:`~dpgraph.core.count_estimate` answers it without bias and with the
-exact, graph-independent standard deviation
-sqrt(|S||T| p'(1 - p')) / (1 - 2 p').  The released counts come from the
-adjacency in one pass over the rows it needs (one pass for a whole batch).
+A cut query counts the edges between disjoint node sets S and T: it is the
+core's :class:`~dpgraph.core.CountingQuery` with phi(v) = v on the |S||T|
+pairs of S x T, answered without bias and with the exact, graph-independent
+standard deviation sqrt(|S||T| p'(1 - p')) / (1 - 2 p').  The adjacency
+evaluates it: it counts the released pairs in one pass over the rows it
+needs (one pass for a whole batch).
 """
 
 from __future__ import annotations
@@ -16,16 +16,20 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
-from ...core.estimators import count_estimate
+from ...core.estimators import CountingQuery
+from ...validation import Boolean, validate_params
 from ..encoding import pair_count
 from ..protocol import Release
-from ._shared import analytic, finish
+from ._shared import analytic
 
 __all__ = ["cut", "cut_batch", "cuts", "edges_within"]
 
 
-def _proper_count(est: Estimate, proper: bool) -> Estimate:
-    return finish(est, proper, step=1.0)
+def _count(R: Release, observed: object, pairs: object, proper: bool) -> Estimate:
+    """The edge count over ``pairs`` vertex pairs (array: a batch) from its released count."""
+    rows = np.asarray(pairs, dtype=float)
+    return CountingQuery([[0.0, 1.0]], rows[..., None]).answer(
+        np.asarray(observed, dtype=float), R.channel, proper)
 
 
 def _is_typed(R: Release, value: Any, weights: Any) -> bool:
@@ -50,6 +54,7 @@ def _typed_cut(R: Release, sides: list, value: Any, weights: Any, proper: bool,
 
 
 @analytic
+@validate_params(proper=Boolean())
 def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
         proper: bool = True, *, value: Any = None, weights: Mapping | None = None) -> Estimate:
     """Estimate the number of edges between disjoint node sets S and T.
@@ -101,10 +106,11 @@ def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
     if _is_typed(R, value, weights):
         return _typed_cut(R, [(s, t)], value, weights, proper, batch=False)
     observed = R.adjacency.cut_count(s, t)
-    return _proper_count(count_estimate(observed, s.size * t.size, R.channel), proper)
+    return _count(R, observed, s.size * t.size, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
          proper: bool = True, *, value: Any = None, weights: Mapping | None = None) -> Estimate:
     """Estimate many cut queries at once; a batch :class:`Estimate`.
@@ -161,11 +167,11 @@ def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable
     if _is_typed(R, value, weights):
         return _typed_cut(R, sides, value, weights, proper, batch=True)
     observed = R.adjacency.cut_counts(sides)  # one pass over the rows where it can
-    est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), R.channel)
-    return _proper_count(est, proper)
+    return _count(R, observed, rows, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estimate:
     """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
 
@@ -236,11 +242,11 @@ def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estima
         )
     observed = R.adjacency.membership_cut_counts(member)
     rows = size_s.astype(float) * size_t.astype(float)
-    est = count_estimate(np.asarray(observed, float), rows, R.channel)
-    return _proper_count(est, proper)
+    return _count(R, observed, rows, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def edges_within(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     """Estimate the number of edges with both ends in S.
 
@@ -275,4 +281,4 @@ def edges_within(R: Release, S: Iterable[Hashable], proper: bool = True) -> Esti
     pairs = pair_count(s.size, R.directed)
     if pairs == 0:
         raise ValueError("S needs at least 2 nodes to contain a vertex pair")
-    return _proper_count(count_estimate(R.adjacency.within_count(s), pairs, R.channel), proper)
+    return _count(R, R.adjacency.within_count(s), pairs, proper)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._version import __version__
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...ledger import PrivacyLedger
@@ -154,12 +155,6 @@ def _write_tiles(loc: StoreLocation, key: bytes, nonce: bytes, plan: TilePlan,
         if pending is not None:
             pending.result()
     return len(tiles)
-
-
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
 
 
 def _declared_n(edges: Any, nodes: Any) -> int | None:
@@ -385,5 +380,5 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRPro
         "tile": [tile[0], tile[1]],
         "input_tag": _input_tag(key, nonce, data, rr, tile),
         "complete": False,
-        "dpgraph_version": _version(),
+        "dpgraph_version": __version__,
     })
