@@ -15,7 +15,7 @@ import itertools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from numbers import Real
 from operator import is_, itemgetter, methodcaller
 from typing import Any
@@ -34,9 +34,12 @@ MAX_TIE_VALUES = 255
 _NO_TIE_WORDS = ("no tie", "none", "")
 
 
-def _key(v: Any) -> tuple:
-    """Look-up key of a tie value: a string never matches a number of the same text."""
-    return (type(v) is str, v)
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def value_bits(K: int) -> int:
@@ -85,7 +88,7 @@ class TieValues:
         2
         """
         try:
-            idx = {_key(v): i + 1 for i, v in enumerate(self.values)}.get(_key(value))
+            idx = {v: i + 1 for i, v in enumerate(self.values)}.get(value)
         except TypeError:  # unhashable
             idx = None
         if idx is not None:
@@ -215,19 +218,18 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
                              f"[{edges[0]:g}, {edges[-1]:g}]; widen bins= in advance")
         idx = np.searchsorted(edges, x, side="right")
         return np.minimum(idx, edges.size - 1).astype(np.int64)
-    lookup = {_key(v): i + 1 for i, v in enumerate(ties.values)}
-    out = np.empty(len(attrs), dtype=np.int64)
+    lookup = {v: i + 1 for i, v in enumerate(ties.values)}
+    try:  # dict look-ups at C speed; 0 where a value is not declared
+        out = np.fromiter(map(lookup.get, attrs, repeat(0)), dtype=np.int64, count=len(attrs))
+    except TypeError:  # an unhashable attribute: one at a time
+        out = np.array([lookup.get(a, 0) if _hashable(a) else 0 for a in attrs], dtype=np.int64)
     nonfinite = unknown = 0
-    for k, a in enumerate(attrs):
-        try:
-            out[k] = lookup.get(_key(a), 0)
-        except TypeError:  # unhashable attribute
-            out[k] = 0
-        if out[k] == 0:
-            if isinstance(a, (float, np.floating)) and not math.isfinite(a):
-                nonfinite += 1
-            else:
-                unknown += 1
+    for k in np.flatnonzero(out == 0).tolist():
+        a = attrs[k]
+        if isinstance(a, (float, np.floating)) and not math.isfinite(a):
+            nonfinite += 1
+        else:
+            unknown += 1
     if nonfinite:
         raise ValueError(f"{nonfinite} edge(s) of G have a NaN or infinite {name}; "
                          "weights must be finite")
@@ -285,12 +287,17 @@ def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     u = np.repeat(_find(enc, [k for k, _ in items]), deg)
     v = _find(enc, list(chain.from_iterable(inner)))
     datas = list(chain.from_iterable(d.values() for d in inner))
+    get = methodcaller("get", ties.edge_attr, _MISSING)
     if not enc.directed:
-        u, v = np.minimum(u, v), np.maximum(u, v)
-    key = pair_index(u, v, n, enc.directed)
+        first = u < v  # an undirected edge is listed from both ends: keep one
+        u, v = u[first], v[first]
+        datas = list(compress(datas, first.tolist()))
+    if np.array_equal(u, enc.rows) and np.array_equal(v, enc.cols):  # the encoder's own order
+        return _value_indices(list(map(get, datas)), ties)
+    key = pair_index(np.minimum(u, v) if not enc.directed else u,
+                     np.maximum(u, v) if not enc.directed else v, n, enc.directed)
     order = np.argsort(key, kind="stable")
     pos = order[np.searchsorted(key[order], pair_index(enc.rows, enc.cols, n, enc.directed))]
-    get = methodcaller("get", ties.edge_attr, _MISSING)
     attrs = list(map(get, itemgetter(*pos.tolist())(datas))) if pos.size > 1 else \
         [get(datas[int(p)]) for p in pos]
     return _value_indices(attrs, ties)
