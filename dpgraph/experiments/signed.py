@@ -172,6 +172,7 @@ def _figure(eps: float, coverage: list[dict], stats: list[dict], path: Path) -> 
     ax2.plot([r["truth"] for r in rows], y, "kx", label="truth")
     ax2.set_yticks(y, [r["statistic"][6:] for r in rows])
     ax2.set_xscale("symlog", linthresh=100)
+    ax2.set_xlim(left=0)
     ax2.set_xlabel("number of ties (Bitcoin Alpha)")
     ax2.set_title("ties by value: typed release vs truth")
     ax2.legend(fontsize=7)
