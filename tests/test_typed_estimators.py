@@ -249,3 +249,17 @@ def test_typed_query_errors_name_the_argument():
         R.reciprocity()
     with pytest.raises(ValueError, match="signs"):
         R.balance()
+
+
+def test_report_lists_ties_by_value_and_uses_the_any_tie_channel():
+    from dpgraph.planner import cut_std
+    from dpgraph.report.builder import report_context
+
+    G = signed_data.signed_sbm(120, seed=3)
+    R = dpgraph.release(G, 2.0, seed=0, edge_attr="kind", values=VALUES)
+    ctx = report_context(R)
+    names = [r["name"] for r in ctx["statistics"]]
+    assert [f"edges: {v}" for v in VALUES] == [n for n in names if n.startswith("edges: ")]
+    # the cut table's std is the typed release's (larger than a binary release's)
+    first = ctx["cut_table"][0]
+    assert float(first["std"]) > cut_std(120, 2.0, (1, 1))

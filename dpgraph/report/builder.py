@@ -174,9 +174,9 @@ def _cut_table(R: Any, density: float) -> list[dict]:
     sizes = sorted({s for s in (1, 10, 100, 1000, n // 10, n // 4, n // 2) if 1 <= s <= n // 2})
     rows = []
     for s in sizes:
-        if R.keep == 1.0:
+        if R.keep == 1.0 and getattr(R, "tie_values", None) is None:
             std = cut_std(n, R.epsilon, (s, s), R.directed)
-        else:  # a subsampled release: its own channel
+        else:  # a subsampled or typed release: its own (any-tie) channel, worst case
             std = float(count_estimate(0.0, float(s * s), R.channel).std)
         expected = max(density, 0.0) * s * s
         rows.append({
