@@ -263,3 +263,18 @@ def test_report_lists_ties_by_value_and_uses_the_any_tie_channel():
     # the cut table's std is the typed release's (larger than a binary release's)
     first = ctx["cut_table"][0]
     assert float(first["std"]) > cut_std(120, 2.0, (1, 1))
+
+
+def test_cut_cuts_and_cut_batch_agree_on_a_typed_release():
+    G = signed_data.signed_sbm(100, seed=4)
+    R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=VALUES)
+    M = np.zeros((2, 100), dtype=np.int8)
+    M[0, :50], M[0, 50:] = 1, -1
+    M[1, :10], M[1, 10:30] = 1, -1
+    batch = R.cut_batch(M)
+    pairs = [(range(50), range(50, 100)), (range(10), range(10, 30))]
+    many = R.cuts(pairs)
+    for q, (S, T) in enumerate(pairs):
+        one = R.cut(S, T)
+        assert one.value == many.value[q] == batch.value[q]
+        assert one.std == many.std[q] == batch.std[q]

@@ -240,6 +240,9 @@ def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estima
             f"membership row {int(empty[0])} has an empty side; a cut needs at least one node in "
             "S (1 or True) and one in T (-1 or False)"
         )
+    if _is_typed(R, None, None):  # ties of any value, as R.cut answers them on a typed release
+        sides = [(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in member]
+        return _typed_cut(R, sides, None, None, proper, batch=True)
     observed = R.adjacency.membership_cut_counts(member)
     rows = size_s.astype(float) * size_t.astype(float)
     return _count(R, observed, rows, proper)
