@@ -14,30 +14,32 @@ _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @nb.njit(cache=True, nogil=True)
-def dense_rounds(draws, tbits, lt, und, alive, open_und):  # pragma: no cover - compiled
-    """First rounds for every word; compacts the words with an open lane.
+def dense_rounds_one(draws, tbits_j, lt_j, und_j):  # pragma: no cover - compiled
+    """First rounds of one threshold for every word (the binary sampler's rounds).
 
     draws[k, i] supplies bit 63 - k of the lanes' uniform integers for word
-    i; tbits[k, j] is bit 63 - k of threshold j as 0 or all ones.  lt[j, i]
-    collects the lanes decided U < t_j, und[j, i] the lanes still equal to
-    t_j's prefix.  Writes the indices of the open words to ``alive`` and
-    their open lanes, compacted, to ``open_und[q, j]``; returns how many.
+    i; tbits_j[k] is bit 63 - k of the threshold as 0 or all ones.  lt_j
+    collects the lanes decided U < t, und_j the lanes still equal to t's
+    prefix.  Round-major over contiguous rows, so LLVM vectorizes the loop.
     """
     rounds, c = draws.shape
-    J = tbits.shape[1]
-    for j in range(J):
-        for i in range(c):
-            lt[j, i] = 0
-            und[j, i] = _ALL
+    for i in range(c):
+        lt_j[i] = 0
+        und_j[i] = _ALL
     for k in range(rounds):
+        b = tbits_j[k]
         row = draws[k]
-        for j in range(J):
-            b = tbits[k, j]
-            for i in range(c):
-                d = row[i]
-                u = und[j, i]
-                lt[j, i] |= ~d & u & b
-                und[j, i] = u & ~(d ^ b)
+        for i in range(c):
+            d = row[i]
+            u = und_j[i]
+            lt_j[i] |= ~d & u & b
+            und_j[i] = u & ~(d ^ b)
+
+
+@nb.njit(cache=True, nogil=True)
+def compact(und, alive, open_und):  # pragma: no cover - compiled
+    """Indices of the words with an open lane (any threshold) and their open lanes; returns how many."""
+    J, c = und.shape
     count = 0
     for i in range(c):
         o = np.uint64(0)

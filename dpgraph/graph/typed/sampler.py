@@ -29,6 +29,8 @@ bits only, never on the data.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ...core.probabilities import RRProbabilities
@@ -44,7 +46,7 @@ __all__ = ["kary_words", "release_typed", "sample_shift_planes"]
 
 _GROUP_WORDS = 1 << 20  # words sampled per group of bands; fixed, part of the seed contract
 _CHUNK_WORDS = 1 << 15  # words per chunk of the bit-sliced rounds; fixed, part of the seed contract
-_DENSE_ROUNDS = 8  # rounds drawn for every word of a chunk before compacting the open ones
+_DENSE_ROUNDS = 10  # rounds drawn for every word of a chunk before compacting the open ones
 _ALL = 0xFFFFFFFFFFFFFFFF
 
 _KERNELS: tuple | None = None
@@ -52,15 +54,26 @@ _NUMBA_STATE = {"tried": False}
 
 
 def _numba_kernels() -> tuple | None:
-    """(dense_rounds, sparse_round, count_planes) compiled by numba, or None (numpy, same results)."""
+    """(dense_rounds_one, compact, sparse_round, count_planes) compiled by numba, or None.
+
+    Without them the numpy rounds give the same results.
+    """
     global _KERNELS
     if _KERNELS is None and not _NUMBA_STATE["tried"]:
         _NUMBA_STATE["tried"] = True
         from ..._numba import load_kernels
 
         _KERNELS = load_kernels("dpgraph.graph.typed._karykernel",
-                                ("dense_rounds", "sparse_round", "count_planes"))
+                                ("dense_rounds_one", "compact", "sparse_round", "count_planes"))
     return _KERNELS
+
+
+@lru_cache(maxsize=64)
+def _thresholds(numerator: int, K: int) -> np.ndarray:
+    """tbits of the thresholds j m, j = 1..K-1 (cached: public, fixed by epsilon and K)."""
+    bits = _threshold_bits([j * numerator for j in range(1, K)])
+    bits.flags.writeable = False
+    return bits
 
 
 def _threshold_bits(thresholds: list[int]) -> np.ndarray:
@@ -70,7 +83,7 @@ def _threshold_bits(thresholds: list[int]) -> np.ndarray:
 
 
 def _rounds_numpy(lt: np.ndarray, und: np.ndarray, draws: np.ndarray, tbits: np.ndarray) -> np.ndarray:
-    """The dense rounds of :func:`_karykernel.dense_rounds` in numpy; returns the open words."""
+    """The dense rounds of :mod:`._karykernel` in numpy; returns the open words."""
     lt[...] = 0
     und[...] = np.uint64(_ALL)
     for k in range(draws.shape[0]):
@@ -99,10 +112,12 @@ def _kary_chunk(c: int, tbits: np.ndarray, source: RandomSource) -> np.ndarray:
     draws = source.uint64(_DENSE_ROUNDS * c).reshape(_DENSE_ROUNDS, c)
     kernels = _numba_kernels()
     if kernels is not None:
-        dense, sparse, _ = kernels
+        dense_one, compact, sparse, _ = kernels
+        for j in range(J):  # one threshold at a time: contiguous rows, vectorized
+            dense_one(draws, np.ascontiguousarray(tbits[:_DENSE_ROUNDS, j]), lt[j], und[j])
         alive = np.empty(c, dtype=np.int64)
         open_und = np.empty((c, J), dtype=np.uint64)
-        count = dense(draws, tbits[:_DENSE_ROUNDS], lt, und, alive, open_und)
+        count = compact(und, alive, open_und)
         k = _DENSE_ROUNDS
         while count and k < 64:
             count = sparse(lt, open_und, alive, source.uint64(count), tbits[k], count)
@@ -144,7 +159,7 @@ def kary_words(n_words: int, rr: RRProbabilities, source: RandomSource) -> np.nd
     """
     K = rr.K
     B = value_bits(K)
-    tbits = _threshold_bits([j * rr.flip_numerator for j in range(1, K)])
+    tbits = _thresholds(rr.flip_numerator, K)
     out = np.zeros((B, int(n_words)), dtype=np.uint64)
     for a in range(0, int(n_words), _CHUNK_WORDS):
         c = min(_CHUNK_WORDS, int(n_words) - a)
@@ -153,7 +168,7 @@ def kary_words(n_words: int, rr: RRProbabilities, source: RandomSource) -> np.nd
         kernels = _numba_kernels()
         if kernels is not None:
             buf = np.zeros((B, c), dtype=np.uint64)  # contiguous rows: the counter vectorizes
-            kernels[2](lt, buf)
+            kernels[3](lt, buf)
             S[...] = buf
             continue
         for j in range(lt.shape[0]):  # bit-sliced counter: S += [U < t_j]
