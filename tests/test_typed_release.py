@@ -258,3 +258,21 @@ def test_repr_and_files_hold_no_input():
     G = nx.Graph([(0, 1, {"kind": "a", "note": SECRET})])
     R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
     assert SECRET not in repr(R) and "K=2" in repr(R)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_typed_encoding_with_a_wider_public_vertex_set(directed):
+    G = _typed_graph(60, 4, 0.1, seed=8, directed=directed)
+    G = nx.relabel_nodes(G, {v: f"n{59 - v:02d}" for v in G})  # insertion order != canonical order
+    nodes = [f"n{k:02d}" for k in range(70)]
+    enc = encode_graph(G, directed=directed)
+    direct = dict(zip(zip(enc.rows.tolist(), enc.cols.tolist()),
+                      encode_typed(G, enc, tie_values("kind", ["v1", "v2", "v3"])).tolist()))
+    from dpgraph.graph.inputs import encode_input
+
+    wide = encode_input(G, directed=directed, nodes=nodes)
+    x = encode_typed(G, wide, tie_values("kind", ["v1", "v2", "v3"]))
+    for r, c, v in zip(wide.rows.tolist(), wide.cols.tolist(), x.tolist()):
+        u, w = wide.index.nodes[r], wide.index.nodes[c]
+        assert f"v{v}" == G.edges[u, w]["kind"]
+    assert sorted(direct.values()) == sorted(x.tolist())

@@ -242,16 +242,6 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
 _MISSING = object()
 
 
-def _find(enc: EncodedGraph, labels: list) -> np.ndarray:
-    """Positions of node labels (an int64 array first, so integer labels take the vectorized path)."""
-    if enc.index.labels is not None and all(type(x) is int for x in labels[:64]):
-        try:
-            return enc.index.find(np.array(labels, dtype=np.int64))
-        except (OverflowError, TypeError, ValueError):
-            pass
-    return enc.index.find(labels)
-
-
 def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     """Value index (1..K-1) of every edge of ``enc`` (``enc.rows[k], enc.cols[k]``).
 
@@ -283,11 +273,11 @@ def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     items = list(G.adjacency())
     inner = list(map(itemgetter(1), items))
     deg = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
-    n = enc.n
-    u = np.repeat(_find(enc, [k for k, _ in items]), deg)
-    v = _find(enc, list(chain.from_iterable(inner)))
-    datas = list(chain.from_iterable(d.values() for d in inner))
+    n, total = enc.n, int(deg.sum())
+    u = np.repeat(enc.index.positions(map(itemgetter(0), items), len(items)), deg)
+    v = enc.index.positions(chain.from_iterable(inner), total)
     get = methodcaller("get", ties.edge_attr, _MISSING)
+    datas = list(chain.from_iterable(map(dict.values, inner)))
     if not enc.directed:
         first = u < v  # an undirected edge is listed from both ends: keep one
         u, v = u[first], v[first]

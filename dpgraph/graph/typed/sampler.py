@@ -245,11 +245,11 @@ def _shift_ties(planes: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: 
     views = planes.reshape(planes.shape[0], -1)
     for k in range(planes.shape[0]):
         S |= ((views[k, flat] >> shift) & np.uint64(1)).astype(np.int64) << k
-    y = (values + S) % K
+    change = ((values + S) % K) ^ S  # bits of the stored value that must toggle
     for k in range(planes.shape[0]):
-        np.bitwise_and.at(views[k], flat, ~bit)  # positions are distinct, words may repeat
-        on = ((y >> k) & 1).astype(bool)
-        np.bitwise_or.at(views[k], flat[on], bit[on])
+        on = ((change >> k) & 1).astype(bool)
+        # positions are distinct (words may repeat): one unbuffered XOR pass, like xor_edges
+        np.bitwise_xor.at(views[k], flat[on], bit[on])
 
 
 def release_typed(enc: EncodedGraph, values: np.ndarray, rr: RRProbabilities,
