@@ -14,6 +14,7 @@ import dpgraph
 from dpgraph.audit import neighbour_audit
 from dpgraph.core import rr_probabilities
 from dpgraph.core.randomness import SeededRandom
+from dpgraph.exceptions import DroppedAttributesWarning
 from dpgraph.graph.adjacency import Adjacency, PackedWords, ValuedAdjacency
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.typed import sampler as typed_sampler
@@ -254,6 +255,18 @@ def test_typed_release_goes_through_the_transaction(tmp_path):
         dpgraph.release(G, 1.0, seed=1, edge_attr="kind", values=["a"])
 
 
+def test_other_attributes_are_dropped_with_a_warning_the_typed_one_is_not():
+    G = nx.Graph([(0, 1, {"kind": "a"}), (1, 2, {"kind": "a"})])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DroppedAttributesWarning)
+        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
+    G.edges[0, 1]["time"] = 5
+    with pytest.warns(DroppedAttributesWarning, match="other than 'kind'"):
+        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
+    with pytest.raises(ValueError, match="max_edges="):
+        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], max_edges=10)
+
+
 def test_repr_and_files_hold_no_input():
     G = nx.Graph([(0, 1, {"kind": "a", "note": SECRET})])
     R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
@@ -268,9 +281,9 @@ def test_typed_encoding_with_a_wider_public_vertex_set(directed):
     enc = encode_graph(G, directed=directed)
     direct = dict(zip(zip(enc.rows.tolist(), enc.cols.tolist()),
                       encode_typed(G, enc, tie_values("kind", ["v1", "v2", "v3"])).tolist()))
-    from dpgraph.graph.inputs import encode_input
+    from dpgraph.graph.inputs import read_input
 
-    wide = encode_input(G, directed=directed, nodes=nodes)
+    wide = read_input(G, directed=directed, nodes=nodes)
     x = encode_typed(G, wide, tie_values("kind", ["v1", "v2", "v3"]))
     for r, c, v in zip(wide.rows.tolist(), wide.cols.tolist(), x.tolist()):
         u, w = wide.index.nodes[r], wide.index.nodes[c]

@@ -213,6 +213,7 @@ def run(out: str | Path | None = None, epsilons: tuple = EPSILONS, releases: int
         from .. import datasets
 
         graph = datasets.bitcoin_alpha()
+    graph = data.ratings_only(graph)  # the release publishes the rating's value, nothing else
     typed_G = data.bitcoin_alpha_typed(graph)
     undirected = data.undirected_signed(typed_G)
     graphs = [("bitcoin-alpha", graph, {"edge_attr": "rating", "bins": data.BINS,

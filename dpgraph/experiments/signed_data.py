@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-__all__ = ["BINS", "VALUES", "WEIGHTS", "bitcoin_alpha_typed", "signed_sbm", "true_balance",
+__all__ = ["BINS", "VALUES", "WEIGHTS", "bitcoin_alpha_typed", "ratings_only", "signed_sbm", "true_balance",
            "true_cuts", "true_mutual", "typed_configuration", "undirected_signed", "value_matrices"]
 
 #: The declared tie values of the experiment and the rating bins that define them.
@@ -46,6 +46,14 @@ def bitcoin_alpha_typed(graph: Any = None) -> nx.DiGraph:
     G = nx.DiGraph()
     G.add_nodes_from(graph.nodes)
     G.add_edges_from((u, v, {ATTR: _kind(d["rating"])}) for u, v, d in graph.edges(data=True))
+    return G
+
+
+def ratings_only(graph: Any) -> nx.DiGraph:
+    """The graph with the ``rating`` of each edge and no other attribute."""
+    G = nx.DiGraph()
+    G.add_nodes_from(graph.nodes)
+    G.add_edges_from((u, v, {"rating": r}) for u, v, r in graph.edges(data="rating"))
     return G
 
 
