@@ -227,6 +227,7 @@ def test_planner_typed_cut_std_bounds_and_predicts():
     assert worst >= planned
 
 
+@pytest.mark.filterwarnings("ignore::dpgraph.exceptions.DroppedAttributesWarning")  # untyped on purpose
 def test_typed_query_errors_name_the_argument():
     G = signed_data.signed_sbm(60, seed=1)
     R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=VALUES)

@@ -117,7 +117,8 @@ def test_binary_files_refuse_tie_values(tmp_path):
 def test_typed_file_header_holds_the_declaration_only(tmp_path):
     secret = "private-note-91c"
     G = nx.Graph([(0, 1, {"kind": "a", "note": secret}), (1, 2, {"kind": "b"})])
-    R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a", "b"])
+    with pytest.warns(dpgraph.exceptions.DroppedAttributesWarning):  # "note" is dropped
+        R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a", "b"])
     path = tmp_path / "t.dpg"
     R.save(path)
     raw = path.read_bytes()

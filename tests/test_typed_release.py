@@ -89,6 +89,7 @@ def test_numba_and_numpy_rounds_give_the_same_planes(monkeypatch):
     assert np.array_equal(a, b)
 
 
+@pytest.mark.filterwarnings("ignore::dpgraph.exceptions.DroppedAttributesWarning")  # untyped on purpose
 @pytest.mark.parametrize("directed", [False, True])
 def test_k2_typed_release_is_the_binary_release_bit_for_bit(directed):
     G = _typed_graph(700, 2, 0.02, seed=5, directed=directed)
@@ -269,10 +270,13 @@ def test_other_attributes_are_dropped_with_a_warning_the_typed_one_is_not():
 
 def test_repr_and_files_hold_no_input():
     G = nx.Graph([(0, 1, {"kind": "a", "note": SECRET})])
-    R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
+    with pytest.warns(DroppedAttributesWarning) as record:
+        R = dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
+    assert record[0].filename == __file__ and SECRET not in str(record[0].message)
     assert SECRET not in repr(R) and "K=2" in repr(R)
 
 
+@pytest.mark.filterwarnings("ignore::dpgraph.exceptions.DroppedAttributesWarning")  # untyped on purpose
 @pytest.mark.parametrize("directed", [False, True])
 def test_typed_encoding_with_a_wider_public_vertex_set(directed):
     G = _typed_graph(60, 4, 0.1, seed=8, directed=directed)

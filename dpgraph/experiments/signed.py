@@ -28,11 +28,13 @@ import argparse
 import csv
 import json
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..exceptions import DroppedAttributesWarning
 from . import signed_data as data
 from ._harness import progress_bar, quiet_seeded
 
@@ -69,7 +71,9 @@ def _coverage_rows(graph_name: str, G: Any, release_kwargs: dict, truth_graph: A
     stats: dict[str, dict[str, list]] = {k: {"hit": [], "z": [], "std": []} for k in _KINDS}
     for _r in range(releases):
         R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed, **release_kwargs)
-        B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
+        with warnings.catch_warnings():  # the binary release drops the values on purpose
+            warnings.simplefilter("ignore", DroppedAttributesWarning)
+            B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
         if first is None:
             first = data.value_matrices(truth_graph, R.nodes)
         S, T = _queries(rng, R.number_of_nodes(), queries)
@@ -112,7 +116,9 @@ def _statistics(G: Any, typed_G: Any, undirected: Any, eps: float, seed: int,
     rng = np.random.default_rng([seed, int(eps * 1000), 7])
     R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True, edge_attr="rating",
                         bins=data.BINS, values=data.VALUES)
-    B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True)
+    with warnings.catch_warnings():  # the binary release drops the values on purpose
+        warnings.simplefilter("ignore", DroppedAttributesWarning)
+        B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True)
     counts = dict.fromkeys(data.VALUES, 0)
     for _, _, k in typed_G.edges(data=data.ATTR):
         counts[k] += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Hashable, Sequence
 from itertools import chain, islice, repeat
@@ -81,6 +82,9 @@ def _warn_other_attributes(G: Any, edge_attr: Any) -> None:
     first = chain.from_iterable(map(islice, map(dict.values, map(itemgetter(1), G.adjacency())),
                                     repeat(1)))
     if any(len(d) > 1 or (d and edge_attr not in d) for d in first):
+        level, frame = 2, sys._getframe(1)  # point at the first frame outside dpgraph
+        while frame is not None and frame.f_globals.get("__name__", "").startswith("dpgraph."):
+            level, frame = level + 1, frame.f_back
         warnings.warn(f"the input's edge attributes other than {edge_attr!r} are dropped: a "
                       "typed release publishes each pair's declared value only",
-                      DroppedAttributesWarning, stacklevel=4)
+                      DroppedAttributesWarning, stacklevel=level)
