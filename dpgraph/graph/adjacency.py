@@ -4,10 +4,13 @@ A released graph is stored as one of several adjacencies: the bit-packed
 matrix of a full release (:class:`~dpgraph.graph.packed.PackedAdjacency`),
 the CSR rows of a sparse release
 (:class:`~dpgraph.graph.sparse.SparseAdjacency`), or the packed tiles of a
-store on disk (blockwise releases).  :class:`Adjacency` declares the members
-they all implement, so :class:`~dpgraph.graph.private.PrivateGraph` and the
-analytics call them without probing for attributes; :class:`PackedWords`
-adds the packed words of the layouts that have them.
+store on disk (blockwise releases), or the value bit planes of a typed
+release (:class:`~dpgraph.graph.typed.TypedAdjacency`).  :class:`Adjacency`
+declares the members they all implement, so
+:class:`~dpgraph.graph.private.PrivateGraph` and the analytics call them
+without probing for attributes; :class:`PackedWords` adds the packed words of
+the layouts that have them, and :class:`ValuedAdjacency` the counts by value
+of a typed release (whose binary members describe its "any tie" graph).
 
 Positions, not labels: every method takes and returns node *positions*
 0..n-1 (``PrivateGraph.positions`` maps labels to positions).  An undirected
