@@ -22,7 +22,7 @@ from typing import Any
 __all__ = ["RENAMED_OPTIONS", "build_parser", "main"]
 
 #: modules of dpgraph.experiments that add ``dpgraph experiment NAME`` commands
-EXPERIMENT_MODULES = ("facebook_cuts", "ratings", "peers")
+EXPERIMENT_MODULES = ("facebook_cuts", "ratings", "peers", "signed")
 
 #: spellings that are not options of dpgraph, with the hint given instead of an alias
 RENAMED_OPTIONS = {

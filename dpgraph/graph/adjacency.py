@@ -4,10 +4,13 @@ A released graph is stored as one of several adjacencies: the bit-packed
 matrix of a full release (:class:`~dpgraph.graph.packed.PackedAdjacency`),
 the CSR rows of a sparse release
 (:class:`~dpgraph.graph.sparse.SparseAdjacency`), or the packed tiles of a
-store on disk (blockwise releases).  :class:`Adjacency` declares the members
-they all implement, so :class:`~dpgraph.graph.private.PrivateGraph` and the
-analytics call them without probing for attributes; :class:`PackedWords`
-adds the packed words of the layouts that have them.
+store on disk (blockwise releases), or the value bit planes of a typed
+release (:class:`~dpgraph.graph.typed.TypedAdjacency`).  :class:`Adjacency`
+declares the members they all implement, so
+:class:`~dpgraph.graph.private.PrivateGraph` and the analytics call them
+without probing for attributes; :class:`PackedWords` adds the packed words of
+the layouts that have them, and :class:`ValuedAdjacency` the counts by value
+of a typed release (whose binary members describe its "any tie" graph).
 
 Positions, not labels: every method takes and returns node *positions*
 0..n-1 (``PrivateGraph.positions`` maps labels to positions).  An undirected
@@ -26,7 +29,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Adjacency", "AdjacencyBase", "CutSides", "PackedWords"]
+__all__ = ["Adjacency", "AdjacencyBase", "CutSides", "PackedWords", "ValuedAdjacency"]
 
 #: A batch of cut queries: (s, t) position arrays per query, disjoint sides.
 CutSides = Sequence[tuple[np.ndarray, np.ndarray]]
@@ -97,6 +100,43 @@ class PackedWords(Adjacency, Protocol):
     @property
     def words(self) -> np.ndarray:
         """The packed matrix, uint64 of shape (n, words_per_row(n)) (read-only view)."""
+        ...
+
+
+@runtime_checkable
+class ValuedAdjacency(PackedWords, Protocol):
+    """A typed release: each pair holds a value index 0..K-1 (0 = no tie).
+
+    Its :class:`Adjacency` members describe the released "any tie" graph
+    (value index >= 1), so binary code reads it unchanged; these members count
+    released pairs by value.  Arrays indexed by value have K entries, entry
+    0 counting released "no tie" pairs.
+    """
+
+    K: int
+
+    def value_counts(self) -> np.ndarray:
+        """Released pairs per value index, int64 (K,)."""
+        ...
+
+    def value_cut_counts(self, s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Released pairs of S x T per value index, int64 (K,)."""
+        ...
+
+    def value_within_counts(self, s: np.ndarray) -> np.ndarray:
+        """Released pairs with both ends in s per value index, int64 (K,)."""
+        ...
+
+    def value_degrees(self, direction: str = "out") -> np.ndarray:
+        """Released degree of every node per value index, int64 (n, K) ("out" or "in")."""
+        ...
+
+    def value_row_blocks(self, value: int, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield (first row, bool block (rows, n)) of the stored pairs of value index ``value``."""
+        ...
+
+    def edge_values(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Released value index of the given pairs, int64."""
         ...
 
 

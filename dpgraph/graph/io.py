@@ -145,6 +145,10 @@ from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io use
 
 KINDS["sparse"] = (sparse_payload, sparse_read)
 
+from .typed.typed_io import header_tie_values, typed_payload, typed_read  # noqa: E402
+
+KINDS["typed"] = (typed_payload, typed_read)
+
 
 def _kind_of(adj: Any) -> str:
     kind = adj.file_kind
@@ -232,6 +236,11 @@ class IOMixin:
         }
         if name is not None:
             header["name"] = name
+        ties = getattr(self, "tie_values", None)
+        if ties is not None:  # the curator's declaration: public
+            header["tie_values"] = {"edge_attr": _label_to_json(ties.edge_attr),
+                                    "values": [_label_to_json(v) for v in ties.values],
+                                    "bins": None if ties.bins is None else list(ties.bins)}
         if sk is not None:
             header["signature"] = "ed25519"
             header["signer"] = signing.public_hex(sk)
@@ -317,6 +326,7 @@ class ReleaseParts(NamedTuple):
     channel: Any
     keep: float
     name: str | None = None
+    tie_values: Any = None
 
 
 def _check_name(name: Any, where: str) -> str | None:
@@ -428,8 +438,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):
             raise ValueError(f"{path.name}: epsilon or flip probability out of range")
+        ties = header_tie_values(header, _label_from_json) if kind == "typed" else None
+        if ties is None and "tie_values" in header:
+            raise ValueError(f"{path.name}: tie_values in a file of kind {kind!r}; it is corrupted")
+        K = 2 if ties is None else ties.K
+        header["K"] = K
         # everything the estimators use derives from the certified numerators
-        rr = rr_probabilities(epsilon, 2)
+        rr = rr_probabilities(epsilon, K)
         if rr.flip_numerator != numerator or not rr.certify():
             raise ValueError(
                 f"{path.name}: its flip numerator is not the certified one of epsilon={epsilon}; "
@@ -450,6 +465,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
     name = _check_name(header.get("name"), f"{path.name}: header name")
+    if ties is not None:  # PrivateGraph derives the same any-tie channel itself
+        return ReleaseParts(adj, index, rr, None, keep, name, ties)
     return ReleaseParts(adj, index, rr, channel, keep, name)
 
 
@@ -457,6 +474,8 @@ def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
     """(channel, keep) of an adjacency, from its numerators alone."""
     from ..core.estimators import Channel
 
+    if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
+        return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
     keep_numerator = getattr(adj, "keep_numerator", None)
     if keep_numerator is None or int(keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0

@@ -12,11 +12,12 @@ import numpy as np
 
 from ..core.estimators import Channel
 from ..core.probabilities import CertifiedRelease, RRProbabilities
-from .adjacency import Adjacency
+from .adjacency import Adjacency, ValuedAdjacency
 from .analytics import bind_analytics
 from .convert import edges_to_networkx
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
+from .typed.encoding import TieValues
 
 __all__ = ["NodeView", "PrivateGraph"]
 
@@ -114,10 +115,17 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     realized_epsilon : float
         ln of the exact worst-case likelihood ratio of the sampler, <= epsilon.
     channel : Channel
-        P(released | true) of a pair, used by every estimator.
+        P(released | true) of a pair, used by every estimator; for a typed
+        release, of the pair's "any tie" indicator (the binary collapse).
     name : str or None
         The data set's public name when the curator gave one
         (``R.save(path, name=...)``, ``dpgraph release --name``), else None.
+    tie_values : TieValues or None
+        The declared tie values of a typed release (``dpgraph.release(...,
+        edge_attr=, values=)``); None for an untyped release.
+    typed_channel : Channel
+        The K-ary channel of a typed release's pairs (the binary channel
+        otherwise).
     """
 
     def __init__(
@@ -128,13 +136,24 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         channel: Channel | None = None,
         keep: float = 1.0,
         name: str | None = None,
+        tie_values: TieValues | None = None,
     ) -> None:
         self._adj = adjacency
         self._index = index
         self.probabilities = probabilities
-        self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
         self.keep = float(keep)
         self.name = name
+        self.tie_values = tie_values
+        if tie_values is not None:
+            if not isinstance(adjacency, ValuedAdjacency) or adjacency.K != tie_values.K \
+                    or probabilities.K != tie_values.K or channel is not None:
+                raise ValueError("a typed release needs a typed adjacency and probabilities for "
+                                 "its K values")
+            self.typed_channel = Channel.randomized_response(probabilities)
+            self.channel = self.typed_channel.collapse(np.arange(tie_values.K) > 0)
+        else:
+            self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
+            self.typed_channel = self.channel
 
     # ---- the release as data, by position -------------------------------------
     @property
@@ -296,6 +315,8 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         keep = "" if self.keep == 1.0 else f", keep={self.keep:.6g}"
+        if self.tie_values is not None:
+            keep += f", edge_attr={self.tie_values.edge_attr!r}, K={self.tie_values.K}"
         return (
             f"PrivateGraph({kind}, nodes={self.number_of_nodes()}, epsilon={self.epsilon:g}, "
             f"flip_probability={self.flip_probability:.6g}{keep}, "
@@ -380,7 +401,25 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         """The released synthetic graph as a networkx (Di)Graph.
 
         Its raw statistics are biased (at eps = 1 it has far more edges than
-        the input); use the estimators of this class for answers.
+        the input); use the estimators of this class for answers.  A typed
+        release carries each released tie's value in the edge attribute
+        ``tie_values.edge_attr``, as the input did.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph
+        >>> G = nx.Graph([(0, 1, {"kind": "a"}), (1, 2, {"kind": "b"})])
+        >>> H = dpgraph.release(G, 8.0, seed=0, edge_attr="kind", values=["a", "b"]).to_networkx()
+        >>> {H.edges[e]["kind"] for e in H.edges} <= {"a", "b"}
+        True
         """
         r, c = self.released_edges()
-        return edges_to_networkx(self.nodes, r, c, self.directed)
+        H = edges_to_networkx(self.nodes, r, c, self.directed)
+        if self.tie_values is not None:
+            labels = (None, *self.tie_values.values)
+            attr = self.tie_values.edge_attr
+            values = self._adj.edge_values(r, c)
+            nodes = self.nodes
+            for i, j, v in zip(r.tolist(), c.tolist(), values.tolist()):
+                H.adj[nodes[i]][nodes[j]][attr] = labels[v]
+        return H

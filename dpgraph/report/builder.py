@@ -83,6 +83,17 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
         ("edges", "number of edges", R.number_of_edges),
         ("density", "edge density", R.density),
     ]
+    ties = getattr(R, "tie_values", None)
+    if ties is not None:  # a typed release: its ties by declared value
+        by_value: dict = {}
+
+        def count_of(v: Any) -> Any:
+            if not by_value:
+                by_value.update(R.value_counts())
+            return by_value[v]
+
+        specs += [(f"edges: {v}", f"ties of value {v!r} ({ties.edge_attr})",
+                   lambda v=v: count_of(v)) for v in ties.values]
     if not R.directed:
         specs += [
             ("mean degree", "average degree 2m / n (the edge count, rescaled)", lambda: _scaled(
@@ -195,9 +206,9 @@ def _cut_table(R: Any, density: float) -> list[dict]:
     sizes = sorted({s for s in (1, 10, 100, 1000, n // 10, n // 4, n // 2) if 1 <= s <= n // 2})
     rows = []
     for s in sizes:
-        if R.keep == 1.0:
+        if R.keep == 1.0 and getattr(R, "tie_values", None) is None:
             std = cut_std(n, R.epsilon, (s, s), R.directed)
-        else:  # a subsampled release: its own channel
+        else:  # a subsampled or typed release: its own (any-tie) channel, worst case
             std = float(count_estimate(0.0, float(s * s), R.channel).std)
         expected = max(density, 0.0) * s * s
         half = _Z95 * std

@@ -73,6 +73,11 @@ from .partition import modularity
 from .synthesis import synthesize
 from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
 
+# the typed analytics (value_counts, value_degree, ...) register themselves on import
+from ..typed import estimators as _typed_estimators  # noqa: F401  isort: skip
+from ..typed import balance as _typed_balance  # noqa: F401  isort: skip
+from ..typed import reciprocity as _typed_reciprocity  # noqa: F401  isort: skip
+
 __all__ = [
     "ANALYTICS",
     "Communities",
