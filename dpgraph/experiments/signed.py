@@ -283,7 +283,7 @@ def _main(args: argparse.Namespace) -> int:
 
         full = datasets.bitcoin_alpha()
         graph = full.subgraph(sorted(full)[:400]).copy()
-    result = run(out=args.out, epsilons=(1.0,) if args.quick else tuple(args.epsilons),
+    result = run(out=args.out, epsilons=(1.0,) if args.quick else tuple(args.epsilon),
                  releases=3 if args.quick else args.releases,
                  queries=4 if args.quick else args.queries, seed=args.seed, graph=graph,
                  generated_nodes=120 if args.quick else args.generated_nodes,
@@ -306,8 +306,8 @@ def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
     p = experiment_subparsers.add_parser(
         "signed", help="typed release of the Bitcoin Alpha trust network (K-ary mechanism E)",
         description=__doc__.split("\n\n")[1])
-    p.add_argument("--out", default="results/signed", help="output folder for CSV, JSON and PNG")
-    p.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS),
+    p.add_argument("--out", required=True, help="output folder for CSV, JSON and PNG")
+    p.add_argument("--epsilon", type=float, nargs="+", default=list(EPSILONS),
                    help="privacy parameters (default 0.5 1 2 4)")
     p.add_argument("--releases", type=int, default=200,
                    help="releases per graph and epsilon for interval coverage (default 200)")
