@@ -210,14 +210,69 @@ def kl(reps: int, eps_list: list[float]) -> list[dict]:
     return rows
 
 
+# ----------------------------------------------------------------------------- floor
+
+
+def floor(eps_list: list[float]) -> list[dict]:
+    """Two-point lower bound: how far apart two histograms the release cannot tell apart are.
+
+    For each graph's true histogram h and an alternative h' (the same mean with no shape:
+    Poisson, the degrees of G(n, p), or for a heavy tail the negative binomial with the
+    same mean and variance; or the same shape one degree higher), r = min_q max(KL(h || q), KL(h' || q)) (the KL of the benchmark, over
+    mixtures q of the two, where the minimum is) and TV, a bound on the total variation
+    between the two laws of the n released degrees (from the Bhattacharyya coefficient
+    of one node's law, nodes taken as independent).  Any estimator has
+    P_h(KL >= r) + P_h'(KL >= r) >= 1 - TV: with TV small, one of the two graphs gets
+    KL >= r in about half of its releases or more.
+    """
+    from scipy import stats
+
+    from dpgraph.experiments.peers import degree_kl
+    from dpgraph.graph.analytics.degree_kernel import DegreeKernel
+
+    rows = []
+    for name, G in _graphs(SPARSE + REAL, None):
+        deg = np.array([d for _, d in G.degree()])
+        n = deg.size
+        mu, var = deg.mean(), deg.var()
+        top = int(deg.max() + 10 * np.sqrt(var) + 20)
+        d = np.arange(top + 1)
+        if var > 1.5 * mu:
+            r_ = mu**2 / (var - mu)
+            smooth, label = stats.nbinom.pmf(d, r_, r_ / (r_ + mu)), "negbin(mean, var)"
+        else:
+            smooth, label = stats.poisson.pmf(d, mu), "Poisson(mean)"
+        h = np.bincount(deg, minlength=top + 1)[: top + 1] / n
+        alternatives = [(label, smooth / smooth.sum()), ("same shape, +1 degree", np.roll(h, 1))]
+        for eps in eps_list:
+            p_ = 1 / (1 + np.exp(eps))
+            K = DegreeKernel(n, 1 - p_, p_, top)
+            for label, alt in alternatives:
+                seq_alt = np.minimum(np.searchsorted(np.cumsum(alt), (np.arange(n) + 0.5) / n), top)
+                bc = float(np.sum(np.sqrt(np.maximum(K.pmf @ h, 0) * np.maximum(K.pmf @ alt, 0))))
+                tv = float(np.sqrt(max(0.0, 1 - bc ** (2 * n))))
+                ts = np.linspace(0, 1, 201)
+                worst = [max(degree_kl(deg, t * h + (1 - t) * alt),
+                             degree_kl(seq_alt, t * h + (1 - t) * alt)) for t in ts]
+                rows.append({"graph": name, "eps": eps, "alternative": label,
+                             "KL(h || h')": f"{degree_kl(deg, alt):.2f}",
+                             "r = min max KL": f"{min(worst):.2f}", "TV bound": f"{tv:.2f}",
+                             "P(KL >= r) on one of the two >=": f"{(1 - tv) / 2:.2f}"})
+                print(rows[-1], flush=True)
+    return rows
+
+
 # ----------------------------------------------------------------------------- coverage
 
 
-def coverage(reps: int, eps_list: list[float], n: int, level: float = 0.95) -> list[dict]:
+def coverage(reps: int, eps_list: list[float], n: int, level: float = 0.95,
+             only: list[str] | None = None) -> list[dict]:
     from dpgraph.experiments import zoo
 
     rows = []
     for g, (name, G) in enumerate(_graphs(zoo.names() + REAL, n)):
+        if only and name not in only:
+            continue
         deg = np.array([d for _, d in G.degree()])
         nn = deg.size
         tail = np.array([np.mean(deg >= k) for k in range(nn + 1)])
@@ -246,13 +301,14 @@ def coverage(reps: int, eps_list: list[float], n: int, level: float = 0.95) -> l
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", default="scale", choices=("scale", "kl", "coverage"))
+    ap.add_argument("what", nargs="?", default="scale", choices=("scale", "kl", "coverage", "floor"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--n", type=int, default=1000, help="zoo size for coverage")
     ap.add_argument("--eps", type=str, default="1,2,4")
     ap.add_argument("--sizes", type=str, default=None)
     ap.add_argument("--old-budget", type=float, default=4.0, help="GiB the old method may use")
+    ap.add_argument("--graphs", type=str, default=None, help="coverage: only these (comma-separated)")
     a = ap.parse_args(argv)
     quick = a.quick or os.environ.get("DPGRAPH_BENCH_QUICK", "") == "1"
     eps_list = [float(x) for x in a.eps.split(",")]
@@ -266,8 +322,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = kl(a.reps or (1 if quick else 5), eps_list)
         cols = ["graph", "eps", "old median", "old worst", "new median", "new worst",
                 "worst/median", "spline chosen", "new all", "mean-degree error / sd"]
+    elif a.what == "floor":
+        rows = floor(eps_list)
+        cols = ["graph", "eps", "alternative", "KL(h || h')", "r = min max KL", "TV bound",
+                "P(KL >= r) on one of the two >="]
     else:
-        rows = coverage(a.reps or (2 if quick else 10), eps_list, a.n)
+        rows = coverage(a.reps or (2 if quick else 10), eps_list, a.n,
+                        only=a.graphs.split(",") if a.graphs else None)
         cols = ["graph", "eps", "degrees k", "pointwise", "simultaneous", "mean width",
                 "old max width (pmf)"]
     print()

@@ -126,8 +126,14 @@ def family_pmfs(family: str, k0: int, shapes: np.ndarray, locs: np.ndarray,
         lo = special.ndtr(-np.log(M) / S)
         with np.errstate(divide="ignore"):
             F = (special.ndtr((np.log(j + 1.0) - np.log(M)) / S) - lo) / np.maximum(1 - lo, 1e-300)
-    else:
-        F = special.betainc(S, np.maximum(j, 1.0), S / (S + M))
+    else:  # pmf by its ratio recursion in logs, summed to the cdf at every integer
+        top = int(j.max())
+        i = np.arange(top, dtype=float)[None, :]
+        logp = np.log(S / (S + M))
+        steps = np.log((i + S) / (i + 1.0)) + np.log(M / (S + M))
+        logpmf = np.concatenate([S * logp, S * logp + np.cumsum(steps, axis=1)], axis=1)
+        cdf = np.concatenate([np.zeros((S.shape[0], 1)), np.cumsum(np.exp(logpmf), axis=1)], axis=1)
+        F = cdf[:, j[0].astype(np.int64)]
     F = np.where(j > 0, np.clip(F, 0.0, 1.0), 0.0)
     F[:, -1] = 1.0  # the tail beyond the support goes to the last bin
     q = np.clip(np.diff(F, axis=1), 0.0, None)
