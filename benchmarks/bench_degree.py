@@ -196,7 +196,7 @@ def kl(reps: int, eps_list: list[float]) -> list[dict]:
                 h = R.degree_distribution()
                 new.append(degree_kl(deg, np.asarray(h)))
                 models.append(h.params["model"])
-                m = R.edge_count(proper=False)  # how far the release puts the mean degree
+                m = R.number_of_edges(proper=False)  # how far the release puts the mean degree
                 zs.append((m.value - G.number_of_edges()) / m.std)
             row = {"graph": name, "eps": eps,
                    "old median": f"{np.median(old):.3f}", "old worst": f"{max(old):.3f}",

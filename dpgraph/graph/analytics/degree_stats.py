@@ -6,30 +6,29 @@ The degree distribution's kernel, fit and band live in :mod:`.degree_kernel`,
 
 from __future__ import annotations
 
-import numbers
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Channel, StatisticEstimate
+from ...core.estimate import BoundInterval, Estimate
+from ...core.estimators import Channel
+from ...validation import Integer, Level, Optional, Options, validate_params
 from .._memory import available_memory
+from ..protocol import Release
 from ._shared import (
     Z95,
     _cache,
     _entry_map,
     _observed_degrees,
     _undirected,
+    analytic,
     check_proper,
 )
-from .counts import edge_count
+from .counts import number_of_edges
 from .degree_kernel import DegreeKernel, kernel_bytes, kernel_rows
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
 
-
-
-def degree_moments(R: PrivateGraph) -> dict:
+def degree_moments(R: Release) -> dict:
     """Unbiased estimates of the degree moments behind degree assortativity.
 
     Returns m, sum_v d_v^2, sum_v d_v^3 and B = sum_{edges} d_i d_j, each
@@ -54,7 +53,7 @@ def degree_moments(R: PrivateGraph) -> dict:
     D = (n - 1) * z0 + (z1 - z0) * deg
     Q = (n - 1) * z0**2 + (z1**2 - z0**2) * deg
     R3 = (n - 1) * z0**3 + (z1**3 - z0**3) * deg
-    m = float(edge_count(R).value)
+    m = float(number_of_edges(R).value)
     W = float(np.sum(0.5 * (D * D - Q)))
     S3 = float(np.sum((D**3 - 3 * D * Q + 2 * R3) / 6.0))
     u = D - z0
@@ -66,7 +65,8 @@ def degree_moments(R: PrivateGraph) -> dict:
     return {"m": m, "d2": 2 * W + 2 * m, "d3": 2 * m + 6 * W + 6 * S3, "B": m + 2 * W + P}
 
 
-def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+@analytic
+def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
     """Degree assortativity (networkx's Pearson coefficient) from unbiased moments.
 
     r = (B/m - mu^2) / (d3 / 2m - mu^2), mu = d2 / 2m, with the unbiased
@@ -84,7 +84,7 @@ def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstim
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         The point estimate; its interval is the whole feasible range [-1, 1].
 
     Examples
@@ -106,9 +106,9 @@ def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstim
         raw = num / den if den > 0 else float("nan")
     value = (float(np.clip(raw, -1.0, 1.0)) if np.isfinite(raw) else 0.0) if proper else raw
     # no error bar: the interval is the whole feasible range and the estimate is unresolved
-    return StatisticEstimate(value, 2.0 / (2 * Z95), False, feasible_range=(-1.0, 1.0),
-                             proper=proper, raw=raw,
-                             resolved=False, bounds=(-1.0, 0.0, 1.0, 0.0))
+    return Estimate(value, 2.0 / (2 * Z95), exact_std=False, feasible_range=(-1.0, 1.0),
+                    proper=proper, raw=raw, interval=BoundInterval(-1.0, 0.0, 1.0, 0.0),
+                    unresolved="assortativity has no error bar here (its interval is [-1, 1])")
 
 
 def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = None) -> np.ndarray:
@@ -288,7 +288,7 @@ def _check_memory(R: Any, dmax: int, asked: int | None) -> None:
                 f"debiased released degrees of this release reach {_support(R):,})")
     else:
         hint = ("no support fits: free memory first (this release's degree counts, "
-                "R.degree() and R.edge_count(), need only O(n))")
+                "R.degree() and R.number_of_edges(), need only O(n))")
     raise MemoryError(
         f"the degree distribution of this release needs {need / 2**30:,.2f} GiB "
         f"({y1 - y0 + 1:,} released x {dmax + 1:,} true degrees) but {avail / 2**30:,.2f} GiB "
@@ -298,8 +298,10 @@ def _check_memory(R: Any, dmax: int, asked: int | None) -> None:
 _METHODS = ("auto", "lognormal", "negbin")
 
 
+@analytic
+@validate_params(method=Options(*_METHODS), level=Level(), max_degree=Optional(Integer(minimum=1)))
 def degree_distribution(
-    R: PrivateGraph,
+    R: Release,
     method: str = "auto",
     level: float = 0.95,
     max_degree: int | None = None,
@@ -339,7 +341,7 @@ def degree_distribution(
 
     Parameters
     ----------
-    R : PrivateGraph
+    R : Release
         Undirected release (dense or sparse).
     method : {"auto", "lognormal", "negbin"}, default "auto"
     level : float, default 0.95
@@ -378,15 +380,6 @@ def degree_distribution(
     True
     """
     _undirected(R, "degree_distribution")
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real) \
-            or not (0.0 < float(level) < 1.0):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-    if max_degree is not None and (isinstance(max_degree, (bool, np.bool_))
-                                   or not isinstance(max_degree, numbers.Integral)
-                                   or int(max_degree) < 1):
-        raise ValueError(f"max_degree must be None or an int >= 1, got {max_degree!r}")
     level = float(level)
     n = R.number_of_nodes()
     dmax = _support(R) if max_degree is None else int(min(max_degree, n - 1))
