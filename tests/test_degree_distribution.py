@@ -187,7 +187,7 @@ def test_families_and_validation():
         assert degree_kl(deg, np.asarray(h)) < 0.25 * degree_kl(deg, naive)
     assert set(R.degree_distribution(method="negbin").params["families"]) == {"negbin"}
     for bad in ({"method": "em"}, {"level": 1.0}, {"level": True}, {"max_degree": 0}):
-        with pytest.raises(ValueError, match=next(iter(bad))):
+        with pytest.raises((TypeError, ValueError), match=next(iter(bad))):
             R.degree_distribution(**bad)
     wide = R.degree_distribution(level=0.99)
     narrow = R.degree_distribution(level=0.5)

@@ -6,13 +6,14 @@ The degree distribution's kernel, fit and band live in :mod:`.degree_kernel`,
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
 from ...core.estimate import BoundInterval, Estimate
 from ...core.estimators import Channel
-from ...validation import Integer, Level, Optional, Options, validate_params
+from ...validation import Integer, Interval, Optional, Options, validate_params
 from .._memory import available_memory
 from ..protocol import Release
 from ._shared import (
@@ -299,7 +300,8 @@ _METHODS = ("auto", "lognormal", "negbin")
 
 
 @analytic
-@validate_params(method=Options(*_METHODS), level=Level(), max_degree=Optional(Integer(minimum=1)))
+@validate_params(method=Options(*_METHODS), level=Interval(numbers.Real, 0, 1, closed="neither"),
+                 max_degree=Optional(Integer(minimum=1)))
 def degree_distribution(
     R: Release,
     method: str = "auto",
