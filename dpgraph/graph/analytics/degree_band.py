@@ -99,7 +99,8 @@ def simulate(K: DegreeKernel, cdf: np.ndarray, seq: np.ndarray,
     rho = np.clip(b * (1 - b) / np.maximum(var, 1e-300), 0.0, 1.0)[seq]
     z = np.sqrt(rho) * rng.standard_normal((B, 1)) + np.sqrt(1.0 - rho) * rng.standard_normal(seq.shape)
     ny = cdf.shape[0]
-    flat = (cdf.T + 2.0 * d[:, None]).ravel()  # every column shifted: one sorted array
+    # every column shifted by twice its index: one sorted array (one copy of the kernel)
+    flat = np.add(cdf.T, 2.0 * d[:, None], order="C").ravel()
     pos = np.searchsorted(flat, (special.ndtr(z) + 2.0 * seq).ravel()).reshape(seq.shape) - seq * ny
     return np.clip(pos, 0, ny - 1) + K.y0
 

@@ -5,24 +5,30 @@ kernel's columns (:mod:`.degree_kernel`).  Two layers of model, the data
 choosing how far to go:
 
 1. **Two-parameter families, averaged.**  D = k0 + Z with Z either
-   floor(X) - 1 for X log-normal truncated to X >= 1, or negative binomial;
-   the minimum degree k0 in 0 .. 5.  Rather than one maximum-likelihood
+   floor(X) - 1 for X log-normal truncated to X >= 1, or negative binomial,
+   and a minimum degree k0 (``K0_PRIOR``: 0 or 1 for both families, equally
+   likely; 2 .. 5 for the log-normal only, each a priori e^-5 as likely, so
+   a release must favour a minimum degree above 1 by a Bayes factor of about
+   150 before the estimate leaves the nodes below it no mass: a shifted
+   family that fits the bulk better but wrongly empties the lowest degrees
+   costs far more KL than it gains).  Rather than one maximum-likelihood
    member (which at small epsilon, where the likelihood is flat in the
    shape, jumps to a point mass in one release out of three), the estimate
-   is the posterior mean of h under a uniform prior over family, k0, log
-   shape and log location, computed by quadrature on a grid refined where
-   the posterior lives.  The posterior mean is the histogram with the least
+   is the posterior mean of h under a uniform prior over family and log
+   shape and log location (``_SHAPES``, ``_LOC_LOW`` .. the top of the
+   debiased degrees), computed by quadrature on a grid refined where the
+   posterior lives.  The posterior mean is the histogram with the least
    expected KL divergence from the truth under that prior: where the release
    cannot tell shapes apart it averages them instead of betting on one.
 2. **A nonparametric correction where the release can pin it down.**
    h(d) proportional to h_family(d) exp(s(log(1 + d))), s a cubic spline
-   with ``_BASIS`` B-spline coefficients under a ridge penalty lambda; lambda
-   is chosen by 5-fold held-out likelihood of the released degrees (folds of
-   nodes drawn with a fixed public seed) among {infinity (no correction),
-   10^-1 .. 10^-5}, with the one-standard-error rule towards the larger
-   lambda.  At small epsilon the held-out likelihood cannot tell the
-   corrections apart and the family average stands; on large or heavy-tailed
-   graphs at large epsilon the correction takes over.
+   with knots no closer than the deconvolution's resolution (:func:`knots`)
+   under a second-difference penalty lambda; lambda is chosen by 5-fold
+   held-out likelihood of the released degrees (folds of nodes drawn with a
+   fixed public seed) among ``_LAMBDAS`` (infinity: no correction), with the
+   one-standard-error rule towards the larger lambda.  At small epsilon the
+   held-out likelihood cannot tell the corrections apart and the family
+   average stands; on large or heavy-tailed graphs the correction takes over.
 
 The likelihood is that of the released degrees coarsened to bins of
 ``width`` consecutive values (width = a quarter of the smallest noise
@@ -43,7 +49,6 @@ MIN_DEGREES = tuple(range(6))
 K0_PRIOR = {**{("lognormal", k): (1.0 if k < 2 else float(np.exp(-5))) for k in MIN_DEGREES},
              ("negbin", 0): 1.0, ("negbin", 1): 1.0}
 FAMILY_PRIOR = {"lognormal": 1.0, "negbin": 1.0}
-_BASIS = 20
 _LAMBDAS = (np.inf, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 _FOLDS = 5
 _FOLD_SEED = 20_240_607  # public: which nodes form which fold is not secret
