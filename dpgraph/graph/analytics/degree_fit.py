@@ -131,6 +131,8 @@ def family_pmfs(family: str, k0: int, shapes: np.ndarray, locs: np.ndarray,
         lo = special.ndtr(-np.log(M) / S)
         with np.errstate(divide="ignore"):
             F = (special.ndtr((np.log(j + 1.0) - np.log(M)) / S) - lo) / np.maximum(1 - lo, 1e-300)
+    elif 4 * j.size < j.max():  # few, wide bins: the regularized beta function at the edges
+        F = special.betainc(S, np.maximum(j, 1.0), S / (S + M))
     else:  # pmf by its ratio recursion in logs, summed to the cdf at every integer
         top = int(j.max())
         i = np.arange(top, dtype=float)[None, :]

@@ -261,13 +261,14 @@ _FIXED_BYTES = 96 << 20  # blocks of the convolution and of the band's simulatio
 
 
 def _needed_bytes(n: int, alpha: float, beta: float, dmax: int) -> int:
-    """Memory of the kernel, its running sum and the simulation's sorted copy (with one
-    transient), the quadrature and the blocks."""
+    """Memory of the kernel and its copies alive at once (binned rows, running sum, the
+    simulation's sorted array, transients: 5.5 copies measured), the quadrature and the
+    blocks."""
     from .degree_fit import _COARSE
 
     y0, y1 = kernel_rows(n, alpha, beta, dmax)
     cols = dmax + 1
-    return (4 * 8 * (y1 - y0 + 1) * cols + 3 * 8 * _COARSE[0] * _COARSE[1] * cols
+    return (6 * 8 * (y1 - y0 + 1) * cols + 3 * 8 * _COARSE[0] * _COARSE[1] * cols
             + 8 * 64 * n + _FIXED_BYTES)
 
 
