@@ -99,7 +99,15 @@ def test_refuses_before_allocating_and_names_a_support_that_fits(monkeypatch):
 # ----------------------------------------------------------------------------- the band
 
 
+def _dense_gnp():
+    from dpgraph.experiments import zoo
+
+    return zoo.generate("dense-gnp", n=1000, seed=0)
+
+
 @pytest.mark.parametrize("make,eps", [
+    # the previous band (a 28 x 64 grid of log-normals) was a point here: width 0.0
+    (_dense_gnp, 4.0),
     (lambda: nx.barabasi_albert_graph(2000, 3, seed=1), 4.0),
     (lambda: nx.planted_partition_graph(4, 150, 0.08, 0.01, seed=2), 4.0),
     (lambda: nx.powerlaw_cluster_graph(1500, 4, 0.3, seed=3), 1.0),
