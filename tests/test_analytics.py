@@ -125,51 +125,7 @@ def test_modularity_of_fixed_partition():
 # ----------------------------------------------------------------------------- deconvolution
 
 
-def test_degree_distribution_recovers_known_histogram():
-    # half the nodes have degree 4, half degree 24
-    G = nx.disjoint_union(nx.random_regular_graph(4, 200, seed=1),
-                          nx.random_regular_graph(24, 200, seed=2))
-    R = dpgraph.release(G, 3.0, seed=0)
-    h = R.degree_distribution(method="em")  # nonparametric: a two-point histogram
-    assert h.shape == (400,) and h.sum() == pytest.approx(1.0)
-    low, high = h[:12].sum(), h[14:40].sum()
-    assert abs(low - 0.5) < 0.1 and abs(high - 0.5) < 0.1
-    # mean degree preserved (unbiased edge count): 14
-    assert abs(h @ np.arange(400) - 14) < 1.0
-    # far better than the naive histogram of the released degrees
-    naive = np.bincount(R.released_degrees(), minlength=400) / 400
-    true = np.bincount([d for _, d in G.degree()], minlength=400) / 400
-    assert np.abs(np.cumsum(h) - np.cumsum(true)).sum() < 0.2 * np.abs(
-        np.cumsum(naive) - np.cumsum(true)).sum()
-
-
-def test_degree_distribution_band_and_family():
-    # a heavy-tailed sparse graph at eps = 2: the fitted family's band holds the fit
-    # and is wider where the release says less
-    G = nx.barabasi_albert_graph(1500, 2, seed=3)
-    R = dpgraph.release(G, 2.0, seed=0)
-    h = R.degree_distribution()
-    assert h.method == "lognormal" and h.sum() == pytest.approx(1.0)
-    assert np.all(h.lower <= h + 1e-12) and np.all(h <= h.upper + 1e-12)
-    from dpgraph.experiments.peers import degree_kl
-
-    naive = np.bincount(R.released_degrees(), minlength=1500) / 1500
-    deg = np.array([d for _, d in G.degree()])
-    # far closer to the truth than the released degrees' own histogram
-    assert degree_kl(deg, np.asarray(h)) < 0.25 * degree_kl(deg, naive)
-    with pytest.raises(ValueError, match="method"):
-        R.degree_distribution(method="poisson")
-
-
-def test_transition_matrix_columns_are_the_convolution():
-    ch = Channel.binary(0.7, 0.2)
-    P = an.degree_transition_matrix(12, ch)
-    from scipy.stats import binom
-
-    d = 4
-    direct = np.convolve(binom.pmf(np.arange(d + 1), d, 0.7), binom.pmf(np.arange(12 - d), 11 - d, 0.2))
-    assert np.allclose(P[:, d], direct[:12], atol=1e-12)
-    assert np.allclose(P.sum(axis=0), 1.0)
+# the degree distribution (kernel, fit, band, memory) is tested in tests/test_degree_distribution.py
 
 
 # ----------------------------------------------------------------------------- communities, synthesis

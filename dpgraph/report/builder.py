@@ -153,8 +153,10 @@ def _degree_section(R: Any, progress: Callable, timings: list, skipped: dict) ->
         return out
     h, band = distribution_band(res)
     released = _released_degrees(R)
+    tails = getattr(res, "ccdf_lower", None), getattr(res, "ccdf_upper", None)
+    tails = tails if all(t is not None and np.shape(t) == h.shape for t in tails) else None
     out["svg"] = _timed(progress, timings, "degree figure",
-                        lambda: figures.degree_figure(h, band, released, _Z95 * deg_std))
+                        lambda: figures.degree_figure(h, band, released, _Z95 * deg_std, tails))
     out["band"] = band is not None
     out["band_level"] = _fmt(100 * float(getattr(res, "level", 0.95)), 3)
     k = np.arange(h.size)
