@@ -124,9 +124,9 @@ def main(argv=None) -> None:
 
     from dpgraph.core import SecureRandom, rr_probabilities
     from dpgraph.graph.blockwise import local_cluster, read_edge_list, release_blockwise
+    from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
     from dpgraph.graph.private import PrivateGraph
-    from dpgraph.graph.release import release_packed
     from dpgraph.graph.sparse import pair_count
 
     n, eps = args.n, args.epsilon
@@ -226,7 +226,7 @@ def main(argv=None) -> None:
                   f"{rel_t - samp_t:.1f} s and {rel_cpu - samp_cpu:.1f} CPU s")
 
             t0 = time.perf_counter()
-            m_rel = B.number_of_edges()
+            m_rel = B.number_of_released_edges()
             cnt_t = time.perf_counter() - t0
             print(f"edge count (Dask reduction): {m_rel:,} released edges in {cnt_t:.1f} s")
 

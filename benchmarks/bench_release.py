@@ -39,9 +39,9 @@ from _common import (
 import dpgraph
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import SecureRandom, SeededRandom
+from dpgraph.graph.dense import sample_packed_flips
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import words_per_row
-from dpgraph.graph.release import sample_packed_flips
 
 
 def naive_release(G: nx.Graph, p: float, rng: np.random.Generator) -> np.ndarray:

@@ -54,8 +54,8 @@ def main(argv=None) -> None:
           + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
     from dpgraph.core import SecureRandom, rr_probabilities
+    from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
-    from dpgraph.graph.release import release_packed
     from dpgraph.graph.sparse import pair_count, release_sparse, subsampled_probabilities
 
     rr = rr_probabilities(args.epsilon)
@@ -132,8 +132,8 @@ def _accuracy(reps: int, out: str) -> None:
         est = R.cut(S, T)
         alpha, beta, d = 1 - R.channel.r[0], R.channel.r[1], R.channel.d
         var = (truth * alpha * (1 - alpha) + (len(S) * len(T) - truth) * beta * (1 - beta)) / d**2
-        z_exact.append((est.value - truth) / np.sqrt(var))
-        z_bound.append((est.value - truth) / est.std)
+        z_exact.append((est.raw - truth) / np.sqrt(var))
+        z_bound.append((est.raw - truth) / est.std)
     z_exact, z_bound = np.array(z_exact), np.array(z_bound)
     print(f"accuracy over {reps} sparse releases (n=200, keep=0.2, eps=1), cut truth={truth}:")
     print(f"  z with the exact variance:  mean {z_exact.mean():+.3f} (4 SE = {4 / np.sqrt(reps):.3f}), "

@@ -27,9 +27,9 @@ from _common import machine, table, timeit
 import dpgraph
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import SecureRandom
+from dpgraph.graph.dense import sample_packed_flips
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import words_per_row, xor_edges
-from dpgraph.graph.release import sample_packed_flips
 
 
 def xor_sorted(words: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:

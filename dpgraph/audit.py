@@ -383,7 +383,7 @@ def graph_sampler(release: Callable | None = None, *, copies: int = 1) -> Sample
         pair of :func:`graph_pairs` in the canonical node order.
     """
     if release is None:
-        from .graph.api import release as release
+        from .graph.entry import release as release
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError("copies must be an integer >= 1")
     unions: dict[int, tuple[Any, Any]] = {}

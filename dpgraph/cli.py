@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["experiment", "facebook-cuts", "--out", "x"]).experiment
     'facebook-cuts'
     """
-    from . import __version__, commands, planning_cli
+    from . import commands, planning_cli
+    from ._version import __version__
 
     ap = argparse.ArgumentParser(
         prog="dpgraph", description="Differentially private graph release (mechanism E)."

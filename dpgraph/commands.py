@@ -290,18 +290,19 @@ def _cut(args: argparse.Namespace) -> int:
             raise ValueError("--S covers every node; give --T or a smaller --S")
     else:
         T = parse_nodes(args.T, R.nodes, "--T")
-    est = R.cut(S, T, proper=args.proper)
+    est = R.cut(S, T, proper=not args.unbiased)
     lo, hi = est.ci(args.level)
     if args.json:
         import json
 
-        print(json.dumps({"estimate": est.value, "std": est.std, "ci_low": lo, "ci_high": hi,
-                          "level": args.level, "S_size": len(set(S)), "T_size": len(set(T)),
-                          "epsilon": R.epsilon, "proper": bool(args.proper)}))
+        print(json.dumps({"estimate": est.value, "raw": est.raw, "std": est.std, "ci_low": lo,
+                          "ci_high": hi, "level": args.level, "resolved": est.resolved,
+                          "reason": est.reason, "S_size": len(set(S)), "T_size": len(set(T)),
+                          "epsilon": R.epsilon, "proper": est.proper}))
     else:
         arrow = "->" if R.directed else "--"
-        print(f"cut |S|={len(set(S))} {arrow} |T|={len(set(T))}: {est.value:,.1f} "
-              f"+- {est.std:,.1f} (std); {100 * args.level:g}% CI [{lo:,.1f}, {hi:,.1f}]")
+        other = "" if args.level == 0.95 else f"; {100 * args.level:g}% CI [{lo:,.1f}, {hi:,.1f}]"
+        print(f"cut |S|={len(set(S))} {arrow} |T|={len(set(T))}: {est}{other}")
     return 0
 
 
@@ -428,7 +429,9 @@ def register_commands(subparsers: Any) -> None:
     c.add_argument("file", help=RELEASE_FILE_HELP)
     c.add_argument("--S", required=True, help="nodes of S: '1,2,3', '0-99', a mix, or @FILE")
     c.add_argument("--T", default=None, help="nodes of T (same syntax); default: all nodes not in S")
-    c.add_argument("--proper", action="store_true", help="round and clip to an integer in 0..|S||T|")
+    c.add_argument("--unbiased", action="store_true",
+                   help="print the unbiased estimate (may lie outside 0..|S||T|) instead of the "
+                        "proper one, rounded and clipped to an integer in 0..|S||T|")
     c.add_argument("--level", type=_level, default=0.95, help="confidence level (default 0.95)")
     c.add_argument("--json", action="store_true", help="print JSON instead of text")
     c.add_argument("--verify-key", default=None, metavar="FILE",

@@ -76,8 +76,8 @@ from typing import Any
 import filelock
 
 from . import _safejson
-from .core._validation import check_epsilon
 from .exceptions import BudgetExceededError, LedgerFileError
+from .validation import check_epsilon
 
 __all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
 

@@ -48,7 +48,7 @@ __all__ = [
     "count_std",
     "cut_std",
     "degree_std",
-    "edge_count_std",
+    "number_of_edges_std",
     "plan",
     "smallest_epsilon",
     "transitivity_std",
@@ -158,7 +158,7 @@ def cut_std(nodes: int, epsilon: float, sides: Sequence[int], directed: bool = F
     return count_std(a * b, epsilon)
 
 
-def edge_count_std(nodes: int, epsilon: float, directed: bool = False) -> float:
+def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False) -> float:
     """Exact std of the debiased edge count (all N vertex pairs).
 
     Parameters
@@ -172,7 +172,7 @@ def edge_count_std(nodes: int, epsilon: float, directed: bool = False) -> float:
 
     Examples
     --------
-    >>> edge_count_std(4039, 1.0) == count_std(4039 * 4038 // 2, 1.0)
+    >>> number_of_edges_std(4039, 1.0) == count_std(4039 * 4038 // 2, 1.0)
     True
     """
     nodes = _int(nodes, "nodes", 2)
@@ -383,7 +383,7 @@ class Plan:
         ln of the sampler's exact worst likelihood ratio (<= epsilon).
     stds : dict
         Std of each planned statistic at ``epsilon``: ``cut`` (when
-        ``sides`` is given), ``edge_count``, ``degree`` and, under assumed
+        ``sides`` is given), ``number_of_edges``, ``degree`` and, under assumed
         values, ``triangles`` and ``transitivity``.
     sides : tuple or None
     assumptions : dict
@@ -428,7 +428,7 @@ class Plan:
         eps = np.geomspace(0.05, 10.0, 60) if epsilons is None else np.asarray(epsilons, float)
         if ax is None:
             _, ax = plt.subplots(figsize=(6.4, 4.0))
-        scale = {"cut": self.assumptions.get("cut"), "edge_count": self.assumptions.get("edges"),
+        scale = {"cut": self.assumptions.get("cut"), "number_of_edges": self.assumptions.get("edges"),
                  "triangles": self.assumptions.get("triangles")}
         for name in self.stds:
             s = np.array([self.std_at(name, e) for e in eps])
@@ -466,8 +466,8 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
         if sides is None:
             raise ValueError("the cut std needs sides=(|S|, |T|) (command line: --sides A,B)")
         return lambda e: cut_std(nodes, e, sides, directed)
-    if statistic == "edge_count":
-        return lambda e: edge_count_std(nodes, e, directed)
+    if statistic == "number_of_edges":
+        return lambda e: number_of_edges_std(nodes, e, directed)
     if statistic == "degree":
         return lambda e: degree_std(nodes, e, directed)
     if statistic in ("triangles", "transitivity"):
@@ -484,7 +484,7 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
                          "(command line: --assumed-transitivity)")
         return lambda e: transitivity_std(nodes, e, a["edges"], a["transitivity"], **kw)
     raise ValueError(
-        f"statistic must be one of cut, edge_count, degree, triangles, transitivity; got {statistic!r}"
+        f"statistic must be one of cut, number_of_edges, degree, triangles, transitivity; got {statistic!r}"
     )
 
 
@@ -523,7 +523,7 @@ def plan(
         ``triangles``).
     statistic : str, optional
         What the target is about: ``cut`` (default when ``sides`` is
-        given), ``edge_count`` (default otherwise), ``degree``,
+        given), ``number_of_edges`` (default otherwise), ``degree``,
         ``triangles`` or ``transitivity``.
     cut, edges, triangles, transitivity, wedges, four_cycles : float, optional
         Assumed values of the input graph.  ``edges`` is needed for the
@@ -559,7 +559,7 @@ def plan(
     if target_std is not None or target_relative_error is not None:
         if epsilon is not None:
             raise ValueError("give epsilon or a target (target_std / target_relative_error), not both")
-        stat = statistic or ("cut" if sides is not None else "edge_count")
+        stat = statistic or ("cut" if sides is not None else "number_of_edges")
         fn = _std_function(nodes, directed, sides, assumptions, stat)
         if target_std is not None:
             goal = _positive(target_std, "target_std")
@@ -567,7 +567,7 @@ def plan(
             target = {"statistic": stat, "target_std": goal}
         else:
             rel = _positive(target_relative_error, "target_relative_error")
-            key = {"cut": "cut", "edge_count": "edges", "triangles": "triangles",
+            key = {"cut": "cut", "number_of_edges": "edges", "triangles": "triangles",
                    "transitivity": "transitivity"}.get(stat)
             value = assumptions.get(key) if key else None
             if not value:
@@ -580,7 +580,7 @@ def plan(
     if epsilon is None:
         raise ValueError("give epsilon (e.g. epsilon=1.0) or a target_std / target_relative_error")
     rr = rr_probabilities(epsilon)
-    names = (["cut"] if sides is not None else []) + ["edge_count", "degree"]
+    names = (["cut"] if sides is not None else []) + ["number_of_edges", "degree"]
     if not directed and "edges" in assumptions and nodes >= 3:
         names.append("triangles")
         if "transitivity" in assumptions:

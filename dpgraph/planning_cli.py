@@ -20,7 +20,7 @@ from .cli_types import RELEASE_FILE_HELP, int_option
 
 __all__ = ["register"]
 
-_STATISTICS = ("cut", "edge_count", "degree", "triangles", "transitivity")
+_STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
 
 
 def _float(flag: str, allow_zero: bool = False):
@@ -161,7 +161,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--target-relative-error", type=_float("--target-relative-error"), default=None,
                    help="find the smallest epsilon whose std / assumed value is <= this")
     p.add_argument("--statistic", choices=_STATISTICS, default=None,
-                   help="what the target is about (default: cut with --sides, else edge_count)")
+                   help="what the target is about (default: cut with --sides, else number_of_edges)")
     for name, what in (("cut", "cut size (for a relative error)"),
                        ("edges", "edge count (triangle/transitivity errors need it)"),
                        ("triangles", "triangle count (for a relative error)"),

@@ -31,6 +31,6 @@ groups = (np.arange(n) >= n // 2).astype(int)
 functions = np.array([[0, 0, 0, 0, 1],          # group 0: 5-star indicator
                       [1, 0.5, 0, 0, 0]])       # group 1: a graded "dislike" score
 q2 = StatisticalQuery.grouped(functions, groups, universe=U)
-est2 = M.estimate(q2, Y, proper=True)
+est2 = M.estimate(q2, Y)  # proper (Lemma 3) by default; proper=False gives q_u
 print(f"heterogeneous query: {est2.value:.4f} (truth {q2(X):.4f}); "
       f"Lemma 3 RMSE bound {bounds.statistical_upper(n, 5, 1.0, proper=True) ** 0.5:.4f}")

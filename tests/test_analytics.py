@@ -78,7 +78,7 @@ def test_counts_unbiased_with_exact_std(small_graph):
     stds = {}
     for r in range(REPS):
         R = dpgraph.release(G, EPS, seed=r)
-        e, d = R.edge_count(proper=False), R.density(proper=False)
+        e, d = R.number_of_edges(proper=False), R.density(proper=False)
         ds, dst = R.volume(S, proper=False), R.density_between(S, T, proper=False)
         dg = R.degree(proper=False)
         vals["edges"].append(e.value)
@@ -285,7 +285,7 @@ def test_synthesize_edge_count_and_determinism():
     H1, H2 = R.synthesize(seed=5), R.synthesize(seed=5)
     assert sorted(H1.edges()) == sorted(H2.edges())
     assert set(H1.nodes()) == set(G.nodes())
-    assert abs(H1.number_of_edges() - R.edge_count().value) <= 1
+    assert abs(H1.number_of_edges() - R.number_of_edges().value) <= 1
     # it keeps the two blocks: most synthesized edges are inside a block
     inside = sum((a < 60) == (b < 60) for a, b in H1.edges())
     assert inside / H1.number_of_edges() > 0.8
@@ -303,7 +303,7 @@ def test_synthesize_keeps_the_degree_sequence():
         H = R.synthesize(seed=0)
         deg = np.array([d for _, d in H.degree()])
         assert np.mean(deg == 0) < 0.02
-        assert abs(H.number_of_edges() - R.edge_count().value) <= 1
+        assert abs(H.number_of_edges() - R.number_of_edges().value) <= 1
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -70,7 +70,7 @@ def test_edge_count_and_degree_coverage_two_sided():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     R = dpgraph.release(G, eps, seed=10_000 * g + 100 * k + r + 500)
-                lo, hi = R.edge_count().ci()
+                lo, hi = R.number_of_edges().ci()
                 hits_e += lo <= m <= hi
                 n_e += 1
                 dlo, dhi = R.degree(range(1000)).estimate.ci()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -56,7 +57,7 @@ def test_adjacencies_implement_the_protocol(R):
     # the public accessors are the adjacency's answers
     assert np.array_equal(R.released_degrees(), adj.degrees())
     rr, rc = R.released_edges()
-    assert rr.size == R.number_of_edges()
+    assert rr.size == R.number_of_released_edges()
     if not R.directed:
         assert np.all(rr < rc)
     assert R.node_index.nodes == R.nodes
@@ -213,7 +214,7 @@ def test_pair_numbering_lives_in_encoding():
     assert sparse.pair_index is encoding.pair_index
     assert sparse.pair_from_index is encoding.pair_from_index
     R = dpgraph.release(nx.path_graph(9), 1.0, seed=0)
-    assert R.number_of_pairs == encoding.pair_count(9, False) == 36
+    assert R.number_of_pairs() == encoding.pair_count(9, False) == 36
 
 
 # ----------------------------------------------------------------------------- validation
@@ -240,43 +241,31 @@ def test_validate_params_checks_and_converts():
 
 
 def test_release_declares_its_constraints():
-    from dpgraph.graph.api import release
+    from dpgraph.graph.entry import release
 
-    assert set(release.__dpgraph_constraints__) >= {"epsilon", "directed"}
+    assert set(release.__dpgraph_constraints__) >= {"directed"}
     with pytest.raises(TypeError, match="directed must be True or False"):
         release(nx.path_graph(3), 1.0, seed=0, directed="yes")
-
-
-def test_private_validation_module_re_exports():
-    from dpgraph import validation
-    from dpgraph.core import _validation
-
-    assert _validation.check_epsilon is validation.check_epsilon
+    # epsilon, seed and ledger are the release transaction's to validate, once
+    with pytest.raises(ValueError, match="epsilon"):
+        release(nx.path_graph(3), -1.0)
 
 
 # ----------------------------------------------------------------------------- names
-def test_flip_and_truth_names_with_deprecated_aliases():
+def test_no_deprecated_aliases_remain():
+    # nothing was ever published: renamed names are gone, not kept as warning aliases
     from dpgraph.core import MechanismE, Universe
-    from dpgraph.core.probabilities import RRProbabilities
 
     rr = rr_probabilities(1.0, 3)
     assert rr.truth_fraction + 2 * rr.flip_fraction == 1
-    for old, new in [("move_numerator", "flip_numerator"), ("move_fraction", "flip_fraction"),
-                     ("move_probability", "flip_probability"), ("keep_fraction", "truth_fraction"),
-                     ("keep_probability", "truth_probability")]:
-        with pytest.warns(DeprecationWarning, match=f"use RRProbabilities.{new}"):
-            assert getattr(rr, old) == getattr(rr, new)
-    with pytest.warns(DeprecationWarning, match="flip_numerator="):
-        old = RRProbabilities(K=3, epsilon=1.0, move_numerator=rr.flip_numerator)
-    assert old == rr
+    for old in ("move_numerator", "move_fraction", "move_probability", "keep_fraction",
+                "keep_probability", "channel"):
+        assert not hasattr(rr, old)
     M = MechanismE(Universe([1, 2, 3]), 1.0)
-    with pytest.warns(DeprecationWarning, match="truth_probability"):
-        assert M.keep_probability == M.truth_probability
-    with pytest.warns(DeprecationWarning, match="flip_probability"):
-        assert M.move_probability == M.flip_probability
-    with pytest.warns(DeprecationWarning, match="Channel.randomized_response"):
-        ch = rr.channel
-    assert ch.d == Channel.randomized_response(rr).d
+    assert not hasattr(M, "keep_probability") and not hasattr(M, "move_probability")
+    root = Path(dpgraph.__file__).parent
+    for f in root.rglob("*.py"):
+        assert "DeprecationWarning" not in f.read_text(), f
 
 
 def test_validate_params_finds_arguments_however_passed():

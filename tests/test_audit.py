@@ -50,10 +50,10 @@ from dpgraph.core import MechanismE, Universe
 from dpgraph.core.probabilities import RRProbabilities, rr_probabilities
 from dpgraph.core.randomness import SeededRandom, resolve_random
 from dpgraph.core.sampling import flip_mask, rr_sample
+from dpgraph.graph.dense import release_packed
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
 from dpgraph.graph.private import PrivateGraph
-from dpgraph.graph.release import release_packed
 
 N_RUNS = 100_000
 N_SEARCH = 10_000

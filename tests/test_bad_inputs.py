@@ -326,11 +326,11 @@ def test_a_boolean_array_is_a_mask_over_the_nodes():
     mask[[3, 5, 30]] = True
     S = [R.nodes[i] for i in (3, 5, 30)]
     T = [v for v in R.nodes if v not in S]
-    assert R.cut(mask, ~mask).value == R.cut(S, T).value
+    assert R.cut(mask, ~mask).raw == R.cut(S, T).raw
     # on integer labels a mask is not the labels {0, 1}
     H = dpgraph.release(nx.path_graph(6), 1.0, seed=KEY)
     m = np.array([False, False, False, True, True, False])
-    assert H.cut(m, [0]).value == H.cut([3, 4], [0]).value != H.cut([0, 1], [5]).value
+    assert H.cut(m, [0]).raw == H.cut([3, 4], [0]).raw != H.cut([0, 1], [5]).raw
 
 
 def test_unsigned_labels_work_like_signed_ones():
@@ -338,7 +338,7 @@ def test_unsigned_labels_work_like_signed_ones():
     G = nx.Graph([(0, big), (big, 7), (7, 9), (9, 2**60)])
     R = dpgraph.release(G, 1.0, seed=KEY)
     u, i = np.array([big, 9], dtype=np.uint64), np.array([big, 9], dtype=np.int64)
-    assert R.cut(u, [0, 7]).value == R.cut(i, [0, 7]).value == R.cut([big, 9], [0, 7]).value
+    assert R.cut(u, [0, 7]).raw == R.cut(i, [0, 7]).raw == R.cut([big, 9], [0, 7]).raw
     U = Universe([-1, 0, 1, 2**60, big])
     assert U.encode(np.array([1, big], dtype=np.uint64)).tolist() == [2, 4]
 

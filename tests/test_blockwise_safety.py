@@ -93,13 +93,6 @@ def test_release_tiled_draws_a_fresh_nonce_by_default():
         release_tiled(e, 1.0, KEY, (64, 64), nonce=b"short")
 
 
-def test_registry_is_deprecated(tmp_path):
-    with pytest.warns(DeprecationWarning, match="registry"):
-        release_blockwise(_graph(70), 1.0, tmp_path / "r.zarr", tile=(64, 64),
-                          registry=tmp_path / "keys.json")
-    assert not (tmp_path / "keys.json").exists()
-
-
 # ---- resume -------------------------------------------------------------------------------
 def test_resume_reuses_the_store_nonce(tmp_path):
     G = _graph(150)
@@ -252,7 +245,7 @@ def test_bad_node_labels_are_refused(tmp_path, labels):
 ])
 def test_stray_bits_are_refused(tmp_path, directed, where):
     B, g = _store(tmp_path, directed=directed)
-    assert open_blockwise(tmp_path / "v.zarr").number_of_edges() == B.number_of_edges()
+    assert open_blockwise(tmp_path / "v.zarr").number_of_released_edges() == B.number_of_released_edges()
     # n = 130: columns 130..191 of the last word are padding; (100, 10) lies in a tile
     # wholly below the diagonal, which an undirected release never writes
     row, col = {"diagonal": (70, 70), "lower": (70, 66), "padding": (3, 135),
@@ -267,7 +260,7 @@ def test_stray_bits_are_refused(tmp_path, directed, where):
 def test_valid_store_still_opens_with_all_checks(tmp_path):
     B, _ = _store(tmp_path)
     R = open_blockwise(tmp_path / "v.zarr")
-    assert R.number_of_edges() == B.number_of_edges() and R.nonce == B.nonce
+    assert R.number_of_released_edges() == B.number_of_released_edges() and R.nonce == B.nonce
 
 
 # ---- size checks before any work ------------------------------------------------------------
@@ -347,12 +340,3 @@ def test_ledger_is_charged_once_per_release_and_refuses_over_budget(tmp_path):
         release_blockwise(G, 0.1, tmp_path / "c.zarr", ledger="budget.json")
 
 
-def test_integer_node_index_is_a_deprecated_alias():
-    from dpgraph.graph import blockwise
-    from dpgraph.graph.encoding import NodeIndex
-
-    with pytest.warns(DeprecationWarning, match="NodeIndex.from_integers"):
-        make = blockwise.IntegerNodeIndex
-    index = make(np.array([3, 7, 9]))
-    assert isinstance(index, NodeIndex) and index.nodes == (3, 7, 9)
-    assert index.indices([9, 3], "S").tolist() == [0, 2]

@@ -134,14 +134,14 @@ def test_cut_input_forms_agree_with_networkx(kind):
         S, T = list(nodes[row == 1]), list(nodes[row == -1])
         raw = nx.cut_size(H, S, T)
         est = R.cut(set(S), set(T))
-        assert est.value == R.cut(S, T).value == R.cut(np.array(S, dtype=object), T).value
-        assert est.value == R.cut(row == 1, row == -1).value  # boolean masks over R.nodes
-        assert est.value == R.channel.debias(raw, len(S) * len(T))
-        want.append(est.value)
-    assert np.array_equal(R.cuts([(set(nodes[r == 1]), list(nodes[r == -1])) for r in M]).value, want)
-    assert np.array_equal(R.cut_batch(M).value, want)
+        assert est.raw == R.cut(S, T).raw == R.cut(np.array(S, dtype=object), T).raw
+        assert est.raw == R.cut(row == 1, row == -1).raw  # boolean masks over R.nodes
+        assert est.raw == R.channel.debias(raw, len(S) * len(T))
+        want.append(est.raw)
+    assert np.array_equal(R.cuts([(set(nodes[r == 1]), list(nodes[r == -1])) for r in M]).raw, want)
+    assert np.array_equal(R.cut_batch(M).raw, want)
     comp = M[1::2] == 1
-    assert np.array_equal(R.cut_batch(comp).value, np.asarray(want)[1::2])
+    assert np.array_equal(R.cut_batch(comp).raw, np.asarray(want)[1::2])
 
 
 def test_complement_trick_matches_the_direct_count():

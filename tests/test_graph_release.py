@@ -11,9 +11,9 @@ import dpgraph
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import RandomSource, SeededRandom
 from dpgraph.core.sampling import _DENSE_ROUNDS, bernoulli_words
+from dpgraph.graph.dense import release_packed, sample_packed_flips
 from dpgraph.graph.encoding import EncodedGraph, NodeIndex, encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
-from dpgraph.graph.release import release_packed, sample_packed_flips
 
 ALPHA = 1e-6  # two-sided level of every Wilson interval below
 FULL = (1 << 64) - 1
@@ -72,7 +72,7 @@ def test_flip_rate_through_the_public_api():
     rr = rr_probabilities(0.5)
     R = dpgraph.release(G, 0.5, seed=9)
     H = R.to_networkx()
-    m, pairs = G.number_of_edges(), R.number_of_pairs
+    m, pairs = G.number_of_edges(), R.number_of_pairs()
     kept = sum(1 for u, v in G.edges() if H.has_edge(u, v))
     flips_edges, flips_non = m - kept, H.number_of_edges() - kept
     for flips, trials in ((flips_edges, m), (flips_non, pairs - m)):
@@ -226,5 +226,5 @@ def test_too_large_refused_before_allocating(monkeypatch):
 
 def test_memory_is_two_bits_per_pair():
     R = dpgraph.release(nx.empty_graph(4096), 1.0, seed=0)
-    assert R.adjacency.nbytes * 8 / R.number_of_pairs <= 2.0 + 1e-3
+    assert R.adjacency.nbytes * 8 / R.number_of_pairs() <= 2.0 + 1e-3
     assert encode_graph(nx.empty_graph(5)).rows.size == 0

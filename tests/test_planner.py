@@ -63,11 +63,11 @@ def test_planned_stds_equal_the_release_error_bars(directed):
     R = dpgraph.release(G, epsilon=0.7, seed=1, directed=directed)
     p = planner.plan(40, 0.7, directed=directed, sides=(5, 9))
     assert p.stds["cut"] == pytest.approx(R.cut(range(5), range(5, 14)).std, rel=1e-12)
-    assert p.stds["edge_count"] == pytest.approx(R.edge_count().std, rel=1e-12)
+    assert p.stds["number_of_edges"] == pytest.approx(R.number_of_edges().std, rel=1e-12)
     others = [v for v in range(40) if v != 3]
     assert p.stds["degree"] == pytest.approx(R.cut([3], others).std, rel=1e-12)  # 3's out-degree
     N = 40 * 39 if directed else 40 * 39 // 2
-    assert p.stds["edge_count"] == pytest.approx(_exact_count_std(N, 0.7), rel=1e-12)
+    assert p.stds["number_of_edges"] == pytest.approx(_exact_count_std(N, 0.7), rel=1e-12)
     assert p.flip_probability == R.flip_probability
 
 
@@ -126,10 +126,10 @@ def test_cut_edge_and_degree_std_against_simulated_releases(eps):
     S, T = list(range(20)), list(range(20, 50))
     p = dpgraph.plan(60, eps, sides=(20, 30))  # the top-level name
     sims = np.array([
-        (R.cut(S, T).value, _raw(R.edge_count()), R.cut([0], range(1, 60)).value)
+        (R.cut(S, T).value, _raw(R.number_of_edges()), R.cut([0], range(1, 60)).value)
         for R in (dpgraph.release(G, epsilon=eps, seed=7000 + s) for s in range(400))
     ])
-    for col, name in enumerate(("cut", "edge_count", "degree")):
+    for col, name in enumerate(("cut", "number_of_edges", "degree")):
         assert _chi2_band_ok(sims[:, col], p.stds[name]), name
 
 
@@ -178,7 +178,7 @@ def test_table_is_monotone_and_plot_draws():
     matplotlib.use("Agg")
     p = planner.plan(500, 1.0, sides=(10, 20), edges=2000, transitivity=0.2, cut=50)
     rows = p.table([0.25, 0.5, 1, 2, 4])
-    for key in ("cut_std", "edge_count_std", "degree_std", "triangles_std", "transitivity_std"):
+    for key in ("cut_std", "number_of_edges_std", "degree_std", "triangles_std", "transitivity_std"):
         vals = [r[key] for r in rows]
         assert all(a > b for a, b in itertools.pairwise(vals)), key
     ax = p.plot()

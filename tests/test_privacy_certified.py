@@ -28,8 +28,7 @@ import dpgraph.core.mechanism as mechanism_module
 from dpgraph.core import MechanismE, Universe
 from dpgraph.core.probabilities import rr_probabilities
 
-# ``dpgraph.graph.release`` the attribute is the function; the module by name:
-release_module = importlib.import_module("dpgraph.graph.release")
+release_module = importlib.import_module("dpgraph.graph.dense")
 
 P = 320  # bits of the fixed-point lower bound of e^eps
 ONE = 1 << P

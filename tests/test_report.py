@@ -16,7 +16,7 @@ import dpgraph
 from dpgraph.cli import main
 from dpgraph.core import Estimate
 from dpgraph.planner import cut_std
-from dpgraph.report import build_report, detectability, render_report, report_context, resolution
+from dpgraph.report import build_report, detectability, render_report, report_context
 
 _URL = re.compile(r"^\s*(https?:)?//", re.I)
 _NS = "{http://www.w3.org/1999/xhtml}"
@@ -81,7 +81,7 @@ def test_page_states_protection_statistics_and_cut_accuracy(sbm_release, sbm_ctx
     R = sbm_release
     assert f"{R.flip_probability:.6g}" in sbm_page
     assert "per vertex pair" in sbm_page and "seed" in sbm_page
-    e = R.edge_count()
+    e = R.number_of_edges()
     lo, hi = e.ci(0.95)
     text = re.sub(r"<[^>]+>", " ", sbm_page)
     assert "edges" in text and "95% interval" in text
@@ -102,8 +102,27 @@ def test_unresolvable_statistics_are_flagged():
     assert rows["triangles"]["resolved"] is False  # std far above C(40, 3)
     assert "triangles" in ctx["unresolved"]
     page = render_report(ctx)
-    assert "cannot resolve at this" in page
-    _parse(page)
+    assert "Not resolved at" in page
+    _assert_no_bare_unresolved_value(_parse(page))
+
+
+def _assert_no_bare_unresolved_value(tree):
+    """Every statistics row marked unresolved shows '--', never a number, as its estimate."""
+    rows = [tr for tr in tree.iter(f"{_NS}tr") if len(list(tr.iter(f"{_NS}td"))) == 6]
+    seen = 0
+    for tr in rows:
+        cells = ["".join(td.itertext()).strip() for td in tr.iter(f"{_NS}td")]
+        if "unresolved" in cells[5]:
+            seen += 1
+            assert cells[1].startswith("--"), cells
+    assert seen >= 1
+
+
+def test_report_never_shows_an_unresolved_value_as_a_number():
+    # karate at eps = 1: the triangle count (truth 45) cannot be told from 0
+    R = _release(nx.karate_club_graph(), 1.0, seed=3)
+    assert not R.triangles().resolved
+    _assert_no_bare_unresolved_value(_parse(build_report(R)))
 
 
 def test_noise_is_not_reported_as_community_structure():
@@ -120,16 +139,7 @@ def test_directed_release_report():
     assert "undirected releases only" in page
 
 
-def test_flags_prefer_the_estimators_own_and_fall_back_to_std_vs_range():
-    class Flagged(Estimate):
-        resolved = False
-
-    assert resolution(Flagged(0.5, 0.01, feasible_range=(0.0, 1.0))).resolved is False
-    assert resolution(Flagged(0.5, 0.01, feasible_range=(0.0, 1.0))).source == "the estimator's flag"
-    assert resolution(Estimate(0.5, 1.01, feasible_range=(0.0, 1.0))).resolved is False
-    assert resolution(Estimate(0.5, 0.99, feasible_range=(0.0, 1.0))).resolved is True
-    assert resolution(Estimate(0.5, float("nan"), feasible_range=(0.0, 1.0))).resolved is None
-
+def test_detectability_prefers_the_results_own_flag():
     class Comm:
         eigenvalues = np.array([10.0, 6.0, 1.0])
         noise_edge = 5.0

@@ -160,7 +160,7 @@ def test_keep_one_matches_dense_rates_and_directed():
     N = 30 * 29
     expected = m * (1 - p) + (N - m) * p
     sd = np.sqrt(m * p * (1 - p) + (N - m) * p * (1 - p))
-    assert abs(R.number_of_edges() - expected) < 4 * sd
+    assert abs(R.number_of_released_edges() - expected) < 4 * sd
     r, c = R.adjacency.edge_array()
     assert np.all(r != c)
 
@@ -177,7 +177,7 @@ def test_target_edges_sets_keep_from_public_quantities():
     R = dpgraph.release(G, epsilon=1.0, seed=0, target_edges=500)
     p, N = R.flip_probability, 200 * 199 // 2
     assert abs(R.keep - 500 / (p * N)) < 1e-15
-    assert abs(R.number_of_edges() - 500) < 4 * np.sqrt(500)
+    assert abs(R.number_of_released_edges() - 500) < 4 * np.sqrt(500)
     # the same keep whatever the graph: the choice does not look at the edges
     H = nx.complete_graph(200)
     assert dpgraph.release(H, epsilon=1.0, seed=0, target_edges=500).keep == R.keep
@@ -233,7 +233,7 @@ def test_private_graph_on_sparse_backend():
     assert isinstance(R.adjacency, SparseAdjacency)
     A = R.to_scipy_sparse()
     assert A.shape == (14, 14) and (A != A.T).nnz == 0
-    assert R.to_networkx().number_of_edges() == R.number_of_edges()
+    assert R.to_networkx().number_of_edges() == R.number_of_released_edges()
     est = R.cuts([(range(7), range(7, 14)), ([0], [1, 2])])
     assert len(est) == 2
     assert "keep=0.5" in repr(R)
@@ -287,7 +287,7 @@ def test_save_load_round_trip(tmp_path, directed):
     for a, b in zip(L.adjacency.edge_array(), R.adjacency.edge_array()):
         assert np.array_equal(a, b)
     S, T = range(20), range(20, 40)
-    assert L.cut(S, T).value == R.cut(S, T).value
+    assert L.cut(S, T).raw == R.cut(S, T).raw
 
 
 def test_load_refuses_corrupt_sparse_payload(tmp_path):
@@ -298,7 +298,7 @@ def test_load_refuses_corrupt_sparse_payload(tmp_path):
     header = {"epsilon": 1.0, "flip_numerator": str(R.probabilities.flip_numerator),
               "keep": R.keep, "channel": {"d": R.channel.d, "r": R.channel.r.tolist()}, **meta}
     ok = sparse_read(buf.copy(), header, 30, False)
-    assert ok.number_of_edges() == R.number_of_edges()
+    assert ok.number_of_edges() == R.number_of_released_edges()
     bad = buf.copy()
     bad[8 * 31 : 8 * 31 + 4] = np.array([0], dtype="<i4").view(np.uint8)  # first column -> 0
     with pytest.raises(ValueError, match="outside|unsorted"):

@@ -4,32 +4,39 @@ Everything in :mod:`dpgraph.graph` is built on this layer: a graph is the
 database of its vertex pairs (K = 2) and a cut query is a statistical query.
 """
 
-from .estimators import (
-    Channel,
+from .estimate import (
+    RESOLVED_FRACTION,
+    BoundInterval,
     Estimate,
-    StatisticEstimate,
-    count_estimate,
+    FiellerInterval,
+    apply_proper,
     fieller_interval,
     project,
-    unbiased_estimate,
 )
+from .estimators import Channel, CountingQuery, count_estimate, unbiased_estimate
 from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .transaction import ReleaseTransaction
 from .universe import Universe
 
 __all__ = [
+    "RESOLVED_FRACTION",
+    "BoundInterval",
     "Channel",
+    "CountingQuery",
     "Estimate",
+    "FiellerInterval",
     "MechanismE",
     "RRProbabilities",
     "RandomSource",
+    "ReleaseTransaction",
     "SecureRandom",
     "SeededRandom",
-    "StatisticEstimate",
     "StatisticalQuery",
     "Universe",
+    "apply_proper",
     "count_estimate",
     "fieller_interval",
     "project",

@@ -23,19 +23,16 @@ analytics all call it (the latter through :func:`count_estimate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from numbers import Real
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
-from .._deprecation import warn_renamed
-from ..validation import check_level
+from .estimate import Estimate, apply_proper
 
-__all__ = ["Channel", "Estimate", "StatisticEstimate", "count_estimate", "fieller_interval", "project",
-           "unbiased_estimate"]
+__all__ = ["Channel", "CountingQuery", "count_estimate", "unbiased_estimate"]
 
 
 @dataclass(frozen=True)
@@ -158,174 +155,6 @@ class Channel:
         return cls(d, np.array([1.0 - float(alpha), float(beta)]))
 
 
-@dataclass(frozen=True, init=False)
-class Estimate:
-    """An estimate with its standard error; scalar or a batch of queries.
-
-    Parameters
-    ----------
-    value, std, exact_std, center, feasible_range, proper
-        As the attributes below.
-    low, high : float or numpy.ndarray, optional
-        Deprecated spelling of ``feasible_range=(low, high)``.
-
-    Attributes
-    ----------
-    value : float or numpy.ndarray
-        The answer.
-    std : float or numpy.ndarray
-        Its standard deviation under the mechanism (exact when ``exact_std``,
-        otherwise an upper bound or a stated approximation).
-    feasible_range : (lower, upper)
-        The range the true answer is known to lie in (for a cut, 0 to
-        |S||T|): *not* a confidence interval, see :meth:`ci`.
-    exact_std : bool
-        Whether ``std`` is the exact standard deviation.  When False the
-        producer's docstring says what it is instead (a worst-case bound for
-        K-ary rows and asymmetric channels, an estimated or delta-method
-        standard error for ratio statistics).
-    center : float or numpy.ndarray, optional
-        Where the confidence interval is centred when it differs from
-        ``value`` (a proper estimate is centred on the unbiased one).
-    proper : bool
-        Whether ``value`` was clipped to ``feasible_range`` (and rounded to
-        the achievable answers); the confidence interval is then clipped too.
-
-    Examples
-    --------
-    >>> e = Estimate(10.0, 2.0)
-    >>> float(e)
-    10.0
-    >>> [round(x, 3) for x in e.ci(0.95)]
-    [6.08, 13.92]
-    >>> e.feasible_range
-    (-inf, inf)
-    """
-
-    value: Any
-    std: Any
-    feasible_range: tuple[Any, Any]
-    exact_std: bool
-    center: Any
-    proper: bool
-
-    def __init__(self, value: Any, std: Any, low: Any = None, high: Any = None,
-                 exact_std: bool = True, center: Any = None, *,
-                 feasible_range: tuple[Any, Any] | None = None, proper: bool = False) -> None:
-        if low is not None or high is not None:
-            if feasible_range is not None:
-                raise TypeError("pass feasible_range only (low and high are its old spelling)")
-            warn_renamed("Estimate(low=, high=)", "Estimate(feasible_range=(low, high))")
-            feasible_range = (-np.inf if low is None else low, np.inf if high is None else high)
-        if feasible_range is None:
-            feasible_range = (-np.inf, np.inf)
-        lower, upper = feasible_range
-        object.__setattr__(self, "value", value)
-        object.__setattr__(self, "std", std)
-        object.__setattr__(self, "feasible_range", (lower, upper))
-        object.__setattr__(self, "exact_std", bool(exact_std))
-        object.__setattr__(self, "center", center)
-        object.__setattr__(self, "proper", bool(proper))
-
-    @property
-    def low(self) -> Any:
-        """Deprecated: ``feasible_range[0]`` (the known range, not the interval)."""
-        warn_renamed("Estimate.low", "Estimate.feasible_range[0] (or ci() for the interval)")
-        return self.feasible_range[0]
-
-    @property
-    def high(self) -> Any:
-        """Deprecated: ``feasible_range[1]`` (the known range, not the interval)."""
-        warn_renamed("Estimate.high", "Estimate.feasible_range[1] (or ci() for the interval)")
-        return self.feasible_range[1]
-
-    @property
-    def variance(self) -> Any:
-        """std squared."""
-        return np.square(self.std)
-
-    @property
-    def is_batch(self) -> bool:
-        return np.ndim(self.value) > 0
-
-    def ci(self, level: float = 0.95) -> tuple[Any, Any]:
-        """Two-sided normal confidence interval at ``level``; it always contains ``value``.
-
-        The interval is ``center +- z std`` (``center`` is ``value`` unless
-        stated).  For an unbiased estimate it is not clipped: the value may
-        lie outside the feasible range (an unbiased estimate of a small count
-        can be negative) and the interval around it says how far.  For a
-        proper estimate (``proper=True``) value and interval are both clipped
-        to the feasible range, and the interval is widened to the rounded
-        value if rounding moved it outside.
-
-        The normal approximation is accurate for the sums of many independent
-        rows this library deals with (a cut over |S||T| pairs, say).
-
-        Examples
-        --------
-        >>> Estimate(-3.0, 1.0, feasible_range=(0, 10)).ci(0.95)[0] < -3.0
-        True
-        >>> project(Estimate(-3.0, 1.0), 0, 10, step=1).ci(0.95)
-        (0.0, 0.0)
-        """
-        level = check_level(level)
-        z = float(ndtri(0.5 + level / 2))
-        c = np.asarray(self.value if self.center is None else self.center, dtype=float)
-        half = z * np.asarray(self.std, dtype=float)
-        lo, hi = c - half, c + half
-        if self.proper:
-            lower, upper = self.feasible_range
-            v = np.asarray(self.value, dtype=float)
-            lo = np.minimum(np.clip(lo, lower, upper), v)
-            hi = np.maximum(np.clip(hi, lower, upper), v)
-        if not self.is_batch:
-            return float(lo), float(hi)
-        return lo, hi
-
-    def __float__(self) -> float:
-        if self.is_batch:
-            raise TypeError("float() needs a single estimate; index the batch first, e.g. est[0]")
-        return float(self.value)
-
-    def __len__(self) -> int:
-        if not self.is_batch:
-            raise TypeError("a single Estimate has no len()")
-        return int(np.shape(self.value)[0])
-
-    def __getitem__(self, i: Any) -> Estimate:
-        if not self.is_batch:
-            raise TypeError("a single Estimate cannot be indexed")
-
-        def pick(x: Any) -> Any:
-            return np.asarray(x)[i] if np.ndim(x) > 0 else x
-
-        def scalar(x: Any) -> Any:
-            x = pick(x)
-            return float(x) if np.ndim(x) == 0 and x is not None else x
-
-        lower, upper = self.feasible_range
-        return Estimate(
-            scalar(self.value),
-            scalar(self.std),
-            exact_std=self.exact_std,
-            center=None if self.center is None else scalar(self.center),
-            feasible_range=(scalar(lower), scalar(upper)),
-            proper=self.proper,
-        )
-
-    def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
-
-    def __repr__(self) -> str:
-        if self.is_batch:
-            return f"Estimate(batch of {len(self)}, exact_std={self.exact_std})"
-        kind = "" if self.exact_std else ", std not exact"
-        kind += ", proper" if self.proper else ""
-        return f"Estimate(value={float(self.value):.6g}, std={float(self.std):.6g}{kind})"
-
-
 def unbiased_estimate(
     observed: Any,
     functions: Any,
@@ -396,8 +225,8 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
     """Unbiased estimate of how many of ``n_rows`` binary rows are 1.
 
     The cut query, edge counts, degrees and every other edge count of the
-    graph layer are this estimate: phi(v) = v on the rows that the query
-    covers (see docs/design.md).
+    graph layer are this estimate: the core's :class:`CountingQuery` with
+    phi(v) = v on the rows that the query covers (see docs/design.md).
 
     Parameters
     ----------
@@ -423,150 +252,86 @@ def count_estimate(observed: Any, n_rows: Any, channel: Channel) -> Estimate:
     if channel.K != 2:
         raise ValueError("count_estimate needs a binary channel (K = 2)")
     n = np.asarray(n_rows, dtype=float)
-    est = unbiased_estimate(
-        observed, np.array([[0.0, 1.0]]), n[..., None], channel, normalizer=1.0
-    )
-    low = 0.0 if np.ndim(n) == 0 else np.zeros_like(n)
-    high = float(n) if np.ndim(n) == 0 else n
-    return Estimate(est.value, est.std, exact_std=est.exact_std, feasible_range=(low, high))
+    return CountingQuery([[0.0, 1.0]], n[..., None]).answer(observed, channel, proper=False)
 
 
-def project(est: Estimate, low: Any, high: Any, step: Any = None, offset: Any = 0.0) -> Estimate:
-    """The proper estimate: ``est`` clipped to [low, high], rounded to a grid.
+class CountingQuery:
+    """A sum of row functions over rows known only by how many use each function.
 
-    Clipping onto an interval that contains the truth never moves an estimate
-    away from it; rounding onto a grid containing every achievable answer
-    (``offset + k * step``) adds at most step / 2.  The confidence interval
-    stays centred on the unbiased value and is clipped to [low, high] (and
-    widened to the rounded value if needed, so it always contains it).
+    sum_i phi_{g(i)}(x_i) where group g has ``group_sizes[g]`` rows: the form
+    of every count on a graph, whose rows (vertex pairs) are far too many to
+    list.  A cut query is ``CountingQuery([[0, 1]], [|S||T|])``: phi(v) = v
+    on the |S||T| pairs of S x T.  Whoever holds the released rows evaluates
+    the released sum (for a graph, the adjacency counts released pairs:
+    ``cut_count``, ``within_count``); :meth:`answer` turns it into the
+    companion estimate, through the one debiasing formula
+    (:func:`~dpgraph.core.unbiased_estimate`).  Unlike
+    :class:`StatisticalQuery` the answer is the sum itself, not divided by
+    sum_i c_i.
 
-    Examples
-    --------
-    >>> p = project(Estimate(-3.2, 2.0), 0, 10, step=1)
-    >>> p.value
-    0.0
-    """
-    v = np.clip(np.asarray(est.value, dtype=float), low, high)
-    if step is not None:
-        step_arr = np.asarray(step, dtype=float)
-        v = offset + np.round((v - offset) / step_arr) * step_arr
-        v = np.clip(v, low, high)
-    if np.ndim(v) == 0:
-        v = float(v)
-    return Estimate(v, est.std, exact_std=False, center=est.value, feasible_range=(low, high),
-                    proper=True)
-
-
-@dataclass(frozen=True, init=False, repr=False)
-class StatisticEstimate(Estimate):
-    """An estimate of a bounded statistic: value and interval inside its feasible range.
-
-    Returned by the graph analytics.  With ``proper=True`` (their default)
-    ``value`` lies in ``feasible_range`` and in ``ci(level)`` for every
-    level; ``raw`` is the estimate before projection
-    onto the range (the unbiased one for counts).
-
-    Attributes
+    Parameters
     ----------
-    raw : float or numpy.ndarray or None
-        The unprojected estimate (what ``proper=False`` returns as ``value``).
-    resolved : bool
-        False when the release cannot resolve the statistic: the 95% interval
-        covers the whole feasible range (or, for a ratio, its denominator is
-        not significantly positive).  The value is then no better than a guess
-        inside the range.
-    ratio : tuple or None
-        ``(num, den, var_num, var_den, cov)`` for a ratio num / den of two
-        jointly normal estimates: ``ci`` is then Fieller's interval, the set
-        of theta with (num - theta den)^2 <= z^2 Var(num - theta den),
-        intersected with [low, high] (its convex hull when it is two pieces).
-    bounds : tuple or None
-        ``(L, sd_L, U, sd_U)`` for a statistic known only to lie between two
-        estimated bounds: ``ci`` is then [L - z sd_L, U + z sd_U] within
-        [low, high] (conservative).
+    functions : array_like of shape (h, K)
+        The distinct row functions, tabulated on the K values of a row.
+    group_sizes : array_like of shape (h,), or (Q, h) for a batch of Q queries
+        How many rows use each function.
 
     Examples
     --------
-    >>> e = StatisticEstimate(0.5, 0.1, feasible_range=(0.0, 1.0), ratio=(5.0, 10.0, 1.0, 1.0, 0.0))
-    >>> lo, hi = e.ci()
-    >>> bool(lo < 0.5 < hi), e.resolved
-    (True, True)
+    >>> q = CountingQuery([[0.0, 1.0]], [100])      # a count over 100 pairs
+    >>> q.range
+    (0.0, 100.0)
+    >>> e = q.answer(30.0, Channel.binary(0.75, 0.25), proper=False)
+    >>> float(e), round(e.std, 4)
+    (10.0, 8.6603)
     """
 
-    raw: Any
-    resolved: bool
-    ratio: Any
-    bounds: Any
+    def __init__(self, functions: Any, group_sizes: Any) -> None:
+        functions = np.asarray(functions, dtype=float)
+        sizes = np.asarray(group_sizes, dtype=float)
+        if functions.ndim != 2 or functions.shape[1] < 2:
+            raise ValueError(f"functions must have shape (h, K) with K >= 2, got {functions.shape}")
+        if not np.all(np.isfinite(functions)):
+            raise ValueError("row functions must take finite values (no NaN or inf)")
+        if sizes.shape[-1:] != functions.shape[:1] or sizes.ndim not in (1, 2):
+            raise ValueError(f"group_sizes must have shape ({functions.shape[0]},) or "
+                             f"(Q, {functions.shape[0]}), got {sizes.shape}")
+        if np.any(sizes < 0) or not np.all(np.isfinite(sizes)):
+            raise ValueError("group_sizes must be finite counts >= 0")
+        self.functions = functions
+        self.group_sizes = sizes
 
-    def __init__(self, value: Any, std: Any, exact_std: bool = False, center: Any = None, *,
-                 feasible_range: tuple[Any, Any] = (-np.inf, np.inf), proper: bool = True,
-                 raw: Any = None, resolved: bool = True, ratio: Any = None,
-                 bounds: Any = None) -> None:
-        super().__init__(value, std, exact_std=exact_std, center=center,
-                         feasible_range=feasible_range, proper=proper)
-        object.__setattr__(self, "raw", value if raw is None else raw)
-        object.__setattr__(self, "resolved", bool(resolved))
-        object.__setattr__(self, "ratio", ratio)
-        object.__setattr__(self, "bounds", bounds)
+    @property
+    def K(self) -> int:
+        """Values a row can take."""
+        return int(self.functions.shape[1])
 
-    def ci(self, level: float = 0.95) -> tuple[Any, Any]:
-        """Two-sided interval at ``level``; inside the feasible range and containing
-        ``value`` when proper (Fieller's or the bound interval when given)."""
-        if self.ratio is None and self.bounds is None:
-            return super().ci(level)
-        level = check_level(level)
-        z = float(ndtri(0.5 + level / 2))
-        lower, upper = (float(x) for x in self.feasible_range)
-        if self.ratio is not None:
-            lo, hi = fieller_interval(*self.ratio, z=z, low=lower, high=upper)
-        else:
-            L, sL, U, sU = self.bounds
-            lo = float(np.clip(L - z * sL, lower, upper))
-            hi = float(np.clip(U + z * sU, lower, upper))
-        v = float(self.value)
-        if not np.isfinite(v):
-            return lo, hi
-        return float(min(lo, v)), float(max(hi, v))
+    @property
+    def range(self) -> tuple[Any, Any]:
+        """(min, max) of the sum over all databases."""
+        low = self.group_sizes @ self.functions.min(axis=1)
+        high = self.group_sizes @ self.functions.max(axis=1)
+        if np.ndim(low) == 0:
+            return float(low), float(high)
+        return low, high
+
+    @property
+    def integer_valued(self) -> bool:
+        """Whether every row function takes integer values (the sum is then an integer)."""
+        return bool(np.all(self.functions == np.round(self.functions)))
+
+    def answer(self, observed: Any, channel: Channel, proper: bool = True) -> Estimate:
+        """The estimate of the sum from the released sum ``observed`` (array for a batch).
+
+        Unbiased with its std (exact for a symmetric binary channel, the
+        worst case over the truth otherwise); proper by default: clipped to
+        :attr:`range` and, for integer row functions, rounded to an integer
+        (``raw`` keeps the unbiased value).
+        """
+        est = unbiased_estimate(observed, self.functions, self.group_sizes, channel)
+        est = replace(est, feasible_range=self.range)
+        return apply_proper(est, proper, step=1.0 if self.integer_valued else None)
 
     def __repr__(self) -> str:
-        base = super().__repr__()
-        return base[:-1] + ", unresolved)" if not self.resolved else base
-
-
-def fieller_interval(num: float, den: float, var_num: float, var_den: float, cov: float,
-                     z: float = 1.959963984540054, low: float = -np.inf,
-                     high: float = np.inf) -> tuple[float, float]:
-    """Fieller's interval for num / den, intersected with [low, high].
-
-    {theta : (num - theta den)^2 <= z^2 (var_num - 2 theta cov + theta^2 var_den)},
-    a quadratic inequality a theta^2 + b theta + c <= 0.  Its solution is an
-    interval, the complement of one, the whole line or (only when it misses
-    [low, high]) empty; the convex hull of its part in [low, high] is
-    returned, or the end of [low, high] nearest to num / den when that part is
-    empty.
-
-    Examples
-    --------
-    >>> [round(x, 4) for x in fieller_interval(5.0, 10.0, 1.0, 1.0, 0.0, low=0, high=1)]
-    [0.2956, 0.7443]
-    """
-    a = den * den - z * z * var_den
-    b = -2.0 * (num * den - z * z * cov)
-    c = num * num - z * z * var_num
-    disc = b * b - 4 * a * c
-    if a > 0 and disc >= 0:  # a bounded interval
-        r = np.sqrt(disc)
-        pieces = [((-b - r) / (2 * a), (-b + r) / (2 * a))]
-    elif a < 0 and disc > 0:  # two rays outside the roots
-        r1, r2 = sorted(((-b - np.sqrt(disc)) / (2 * a), (-b + np.sqrt(disc)) / (2 * a)))
-        pieces = [(-np.inf, r1), (r2, np.inf)]
-    elif a <= 0:  # the whole line
-        pieces = [(-np.inf, np.inf)]
-    else:  # empty
-        pieces = []
-    inside = [(max(lo, low), min(hi, high)) for lo, hi in pieces if max(lo, low) <= min(hi, high)]
-    if not inside:
-        t = num / den if den != 0 else (high if num * den >= 0 else low)
-        t = float(np.clip(t, low, high))
-        return t, t
-    return float(min(p[0] for p in inside)), float(max(p[1] for p in inside))
+        q = f"batch of {self.group_sizes.shape[0]}, " if self.group_sizes.ndim == 2 else ""
+        return f"CountingQuery({q}h={self.functions.shape[0]}, K={self.K})"

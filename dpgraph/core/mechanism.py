@@ -6,12 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecation import renamed_property
-from .estimators import Channel, Estimate, project, unbiased_estimate
+from ..ledger import PrivacyLedger
+from .estimate import Estimate
+from .estimators import Channel
 from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
-from .randomness import SeedLike, resolve_random, warn_if_seeded
+from .randomness import SeedLike
 from .sampling import rr_sample
+from .transaction import ReleaseTransaction
 from .universe import Universe
 
 __all__ = ["MechanismE"]
@@ -57,10 +59,8 @@ class MechanismE(CertifiedRelease):
         self.probabilities: RRProbabilities = rr_probabilities(epsilon, universe.K)
         self.channel: Channel = Channel.randomized_response(self.probabilities)
 
-    keep_probability = renamed_property("keep_probability", "truth_probability")
-    move_probability = renamed_property("move_probability", "flip_probability")
-
-    def release(self, X: Any, seed: SeedLike = None, *, ledger: Any = None) -> np.ndarray:
+    def release(self, X: Any, seed: SeedLike = None, *,
+                ledger: PrivacyLedger | None = None) -> np.ndarray:
         """Release a database of labels; eps-DP for every row.
 
         Parameters
@@ -81,20 +81,13 @@ class MechanismE(CertifiedRelease):
         numpy.ndarray
             Released labels, same shape as X.
         """
-        from ..ledger import PrivacyLedger  # the ledger sits above core
-
-        if ledger is not None and not isinstance(ledger, PrivacyLedger):
-            raise TypeError(
-                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}")
+        tx = ReleaseTransaction(self.epsilon, K=self.universe.K, seed=seed, ledger=ledger)
         idx = self.universe.encode(X)
-        source = resolve_random(seed)
-        if ledger is not None:
-            ledger.charge(self.epsilon)
-        warn_if_seeded(source)
-        return self.universe.decode(rr_sample(idx, self.probabilities, source))
+        source = tx.commit(stacklevel=3)  # the warning names the caller
+        return self.universe.decode(rr_sample(idx, tx.probabilities, source))
 
     def estimate(
-        self, query: StatisticalQuery, Y: Any, proper: bool = False
+        self, query: StatisticalQuery, Y: Any, proper: bool = True
     ) -> Estimate:
         """Answer a statistical query (or a batch) from a release ``Y``.
 
@@ -103,9 +96,10 @@ class MechanismE(CertifiedRelease):
         query : StatisticalQuery
         Y : array_like
             The released labels, one per row of the query.
-        proper : bool, default False
-            False gives the unbiased estimator q_u (Lemma 2).  True gives the
-            proper estimator (Lemma 3): q_u clipped to the range of q and, for
+        proper : bool, default True
+            True gives the proper estimator (Lemma 3), False the unbiased
+            estimator q_u (Lemma 2), which is also ``raw`` of the proper one.
+            The proper estimator is q_u clipped to the range of q and, for
             integer-valued row functions, rounded onto the lattice
             {k / sum_i c_i}.  That lattice contains every achievable answer; it
             equals the set of achievable answers when each row function takes
@@ -128,14 +122,7 @@ class MechanismE(CertifiedRelease):
                 f"query is tabulated on K={query.K} values but the universe has {self.universe.K}"
             )
         idx = self.universe.encode(Y, name="Y")
-        est = unbiased_estimate(
-            query.sums(idx), query.functions, query.group_sizes, self.channel, query.normalizer
-        )
-        if not proper:
-            return est
-        low, high = query.range
-        step = 1.0 / np.asarray(query.normalizer) if query.integer_valued else None
-        return project(est, low, high, step=step)
+        return query.answer(query.sums(idx), self.channel, proper)
 
     def __repr__(self) -> str:
         return (

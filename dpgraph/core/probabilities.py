@@ -28,7 +28,6 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from functools import lru_cache
 
-from .._deprecation import renamed_property, warn_renamed
 from ..validation import check_epsilon, check_positive_int
 
 __all__ = ["BITS", "CertifiedRelease", "RRProbabilities", "exp_lower_bound", "rr_probabilities"]
@@ -91,8 +90,6 @@ class RRProbabilities:
         m: the probability of flipping to each *other* value is m / 2^64.
     bits : int, default 64
         B.
-    move_numerator : int, optional
-        Deprecated name of ``flip_numerator``.
 
     Attributes
     ----------
@@ -105,15 +102,7 @@ class RRProbabilities:
     flip_numerator: int
     bits: int = field(default=BITS)
 
-    def __init__(self, K: int, epsilon: float, flip_numerator: int | None = None,
-                 bits: int = BITS, *, move_numerator: int | None = None) -> None:
-        if move_numerator is not None:
-            warn_renamed("RRProbabilities(move_numerator=)", "RRProbabilities(flip_numerator=)")
-            if flip_numerator is not None:
-                raise TypeError("pass flip_numerator only (move_numerator is its old name)")
-            flip_numerator = move_numerator
-        if flip_numerator is None:
-            raise TypeError("RRProbabilities needs flip_numerator")
+    def __init__(self, K: int, epsilon: float, flip_numerator: int, bits: int = BITS) -> None:
         object.__setattr__(self, "K", K)
         object.__setattr__(self, "epsilon", epsilon)
         object.__setattr__(self, "flip_numerator", flip_numerator)
@@ -144,12 +133,6 @@ class RRProbabilities:
         """1 - (K-1) m / 2^64 as a float."""
         return float(self.truth_fraction)
 
-    move_numerator = renamed_property("move_numerator", "flip_numerator")
-    move_fraction = renamed_property("move_fraction", "flip_fraction")
-    move_probability = renamed_property("move_probability", "flip_probability")
-    keep_fraction = renamed_property("keep_fraction", "truth_fraction")
-    keep_probability = renamed_property("keep_probability", "truth_probability")
-
     @property
     def ratio(self) -> Fraction:
         """The exact worst-case likelihood ratio truth / flip."""
@@ -170,14 +153,6 @@ class RRProbabilities:
         """
         ratio_ok = self.ratio <= exp_lower_bound(self.epsilon)
         return bool(ratio_ok and self.K * self.flip_numerator < self.denominator)
-
-    @property
-    def channel(self):
-        """Deprecated: use ``Channel.randomized_response(rr)``."""
-        from .estimators import Channel
-
-        warn_renamed("RRProbabilities.channel", "Channel.randomized_response(rr)")
-        return Channel.randomized_response(self)
 
     def __repr__(self) -> str:
         return (

@@ -3,7 +3,7 @@
 For every graph and epsilon, ``reps`` independent seeded releases; for each
 statistic the truth (networkx on the input graph), the reported value, its
 95% interval, whether the interval covers the truth and whether the release
-resolves the statistic (``StatisticEstimate.resolved``).  Statistics:
+resolves the statistic (``Estimate.resolved``).  Statistics:
 edge count, degrees (pooled over nodes), triangles, wedges, transitivity,
 average clustering, modularity of a given partition (Louvain on the true
 graph, chosen without looking at the release), degree assortativity.
@@ -74,7 +74,7 @@ def run_graph(G: Any, graph: str, eps: float, reps: int, seed0: int = 0,
             R = dpgraph.release(G, eps, seed=seed0 + r)
         t0 = time.perf_counter()
         recs = [
-            _record("edges", R.edge_count(), truth["edges"]),
+            _record("edges", R.number_of_edges(), truth["edges"]),
             _record("triangles", R.triangles(), truth["triangles"]),
             _record("wedges", R.wedges(), truth["wedges"]),
             _record("transitivity", R.transitivity(), truth["transitivity"]),

@@ -158,7 +158,7 @@ def continuous(
             M = MechanismE(U, epsilon)
             Y = M.release(idx, seed=rng)
             q = StatisticalQuery.linear(F, n=n, universe=U)
-            est = M.estimate(q, Y)
+            est = M.estimate(q, Y, proper=False)  # q_u, as in the section V bound
             # the core normalizes by the tabulated ranges; renormalize by c_t
             answer = np.asarray(est.value) * np.asarray(q.normalizer) / (n * c_t)
             disc_err = q.evaluate_indices(idx) * np.asarray(q.normalizer) / (n * c_t) - truth

@@ -273,7 +273,7 @@ def heterogeneity(
             group_of_unit, F = draw_workload(np.random.default_rng(q_ss), n_units, h, n_queries)
             q = StatisticalQuery.grouped(F, group_of_unit[unit], U)
             truth = q.evaluate_indices(values)
-            err_e = np.abs(M.estimate(q, Y).value - truth)
+            err_e = np.abs(M.estimate(q, Y, proper=False).value - truth)  # q_u
             fn = mwem_errors(values, unit, group_of_unit, F, truth, epsilon, chosen[h]["function"],
                              mwem_kw, {"function": m1_ss})["function"]
             un = mwem_errors(values, unit, group_of_unit, F, truth, epsilon, chosen[h]["unit"],

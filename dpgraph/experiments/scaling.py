@@ -85,7 +85,7 @@ def scaling(
             q = StatisticalQuery.linear(F, n=n, universe=U)
             truth = q(X)
             Y = M.release(X, seed=rng)
-            err2 = np.square(M.estimate(q, Y).value - truth)
+            err2 = np.square(M.estimate(q, Y, proper=False).value - truth)  # q_u
             rows.append({"run": r, "n": n, "E_worst_sq": float(err2.max())})
             bar.update()
     bar.close()

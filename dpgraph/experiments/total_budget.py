@@ -162,7 +162,7 @@ def total_budget(
             for group_of_unit, F in draws:
                 q = StatisticalQuery.grouped(F, group_of_unit[unit], U)
                 truths.append(q.evaluate_indices(values))
-                e_worst.append(float(np.abs(M.estimate(q, Y).value - truths[-1]).max()))
+                e_worst.append(float(np.abs(M.estimate(q, Y, proper=False).value - truths[-1]).max()))
             for W, wss in zip(Ws, m_ss.spawn(len(Ws))):
                 m_worst = []
                 for (group_of_unit, F), truth, s in zip(draws, truths, wss.spawn(W)):

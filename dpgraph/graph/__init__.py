@@ -1,6 +1,6 @@
 """Graph release: a graph is the database of its vertex pairs (K = 2)."""
 
-from .api import load, release
+from .entry import load, release
 from .private import PrivateGraph
 from .sparse import SparseAdjacency
 

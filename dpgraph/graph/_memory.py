@@ -11,7 +11,7 @@ __all__ = ["available_memory", "check_fits", "check_release_fits", "release_byte
 _SMALL = 64 << 20
 #: bytes per node of the encoded input (labels tuple, position dict, canonical order)
 _NODE_BYTES = 200
-_GROUP_WORDS = 1 << 20  # words per sampler call (graph/release.py); scratch is ~12 words each
+_GROUP_WORDS = 1 << 20  # words per sampler call (graph/dense.py); scratch is ~12 words each
 
 
 def available_memory() -> int:

@@ -190,7 +190,7 @@ class IOMixin:
         >>> sk, vk = dpgraph.generate_signing_key()
         >>> R.save(path, signing_key=sk)
         >>> R2 = dpgraph.load(path, verify_key=vk)
-        >>> R2.number_of_edges() == R.number_of_edges(), R2.flip_probability == R.flip_probability
+        >>> R2.number_of_released_edges() == R.number_of_released_edges(), R2.flip_probability == R.flip_probability
         (True, True)
         """
         from . import signing

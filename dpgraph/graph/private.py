@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from ..core.estimators import Channel, Estimate, count_estimate, project
+from ..core.estimators import Channel
 from ..core.probabilities import CertifiedRelease, RRProbabilities
-from ..validation import Boolean, validate_params
 from .adjacency import Adjacency
-from .analytics.mixin import AnalyticsMixin
+from .analytics import bind_analytics
 from .convert import edges_to_networkx
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
@@ -22,14 +21,8 @@ from .io import IOMixin
 __all__ = ["PrivateGraph"]
 
 
-class _CallableCount(int):
-    """An int that returns itself when called: a method that also reads as its old attribute."""
-
-    def __call__(self) -> int:
-        return int(self)
-
-
-class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
+@bind_analytics
+class PrivateGraph(CertifiedRelease, IOMixin):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
 
     Built by :func:`dpgraph.release`; holds only the released pairs and public
@@ -175,24 +168,23 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         """Size of the public vertex set."""
         return len(self._index)
 
-    @property
-    def number_of_pairs(self) -> _CallableCount:
+    def number_of_pairs(self) -> int:
         """Rows of the database: n(n-1)/2 unordered (n(n-1) ordered) pairs.
-
-        Call it like ``number_of_nodes()``: ``R.number_of_pairs()``.  The
-        older attribute form ``R.number_of_pairs`` still reads as the same int.
 
         Examples
         --------
         >>> import networkx as nx, dpgraph
         >>> R = dpgraph.release(nx.path_graph(5), epsilon=1.0, seed=0)
-        >>> R.number_of_pairs(), R.number_of_pairs == 10
-        (10, True)
+        >>> R.number_of_pairs()
+        10
         """
-        return _CallableCount(pair_count(self.number_of_nodes(), self.directed))
+        return pair_count(self.number_of_nodes(), self.directed)
 
-    def number_of_edges(self) -> int:
-        """Edges of the *released* graph (raw, not debiased; see ``edge_count``)."""
+    def number_of_released_edges(self) -> int:
+        """Edges of the *released* graph: raw, biased (about p' N too many).
+
+        The estimate of the input graph's edge count is :meth:`number_of_edges`.
+        """
         return self._adj.number_of_edges()
 
     def __repr__(self) -> str:
@@ -201,220 +193,8 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         return (
             f"PrivateGraph({kind}, nodes={self.number_of_nodes()}, epsilon={self.epsilon:g}, "
             f"flip_probability={self.flip_probability:.6g}{keep}, "
-            f"released_edges={self.number_of_edges()})"
+            f"released_edges={self.number_of_released_edges()})"
         )
-
-    # ---- cut queries --------------------------------------------------------------
-    def _sides(self, S: Iterable[Hashable], T: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
-        # older spelling of cut_positions, still used inside graph.analytics
-        return self.cut_positions(S, T)
-
-    def _finish(self, est: Estimate, proper: bool) -> Estimate:
-        return project(est, *est.feasible_range, step=1.0) if proper else est
-
-    @validate_params(proper=Boolean())
-    def cut(self, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
-            proper: bool = False) -> Estimate:
-        """Estimate the number of edges between disjoint node sets S and T.
-
-        Unbiased, with the exact graph-independent standard deviation
-        sqrt(|S||T| p'(1-p')) / (1 - 2p') (docs/design.md).  For a
-        directed release, edges from S to T.
-
-        Parameters
-        ----------
-        S : collection of nodes
-            Non-empty; duplicates are ignored.
-        T : collection of nodes, optional
-            Disjoint from S, non-empty.  Default: every node not in S (the
-            complement), as in ``networkx.cut_size``.
-        proper : bool, default False
-            Round and clip the estimate to an integer in 0..|S||T|.
-
-        Returns
-        -------
-        Estimate
-            Unbiased number of S-T edges; ``std`` is exact and graph-independent.
-
-        Examples
-        --------
-        >>> import networkx as nx, dpgraph
-        >>> G = nx.karate_club_graph()
-        >>> R = dpgraph.release(G, epsilon=2.0, seed=1)      # seed: reproducible, not for production
-        >>> S, T = range(0, 17), range(17, 34)
-        >>> est = R.cut(S, T)
-        >>> truth = nx.cut_size(G, S, T)
-        >>> abs(est.value - truth) < 5 * est.std
-        True
-        >>> R.cut(S).value == est.value     # T defaults to the complement of S
-        True
-        """
-        s, t = self.cut_positions(S, T)
-        observed = self._adj.cut_count(s, t)
-        return self._finish(count_estimate(observed, s.size * t.size, self.channel), proper)
-
-    @validate_params(proper=Boolean())
-    def cuts(self, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
-             proper: bool = False) -> Estimate:
-        """Estimate many cut queries at once; a batch :class:`Estimate`.
-
-        ``cuts(pairs)[k]`` equals ``cut(*pairs[k])``; the released counts of
-        all queries are computed in one pass over the packed rows.
-
-        Parameters
-        ----------
-        pairs : sequence of (S, T)
-            Each S and T a non-empty collection of nodes, disjoint; T may be
-            None for the complement of S.
-        proper : bool, default False
-            Round and clip every estimate to an integer in 0..|S||T|.
-
-        Returns
-        -------
-        Estimate
-            A batch: ``.value`` and ``.std`` are arrays, one entry per pair.
-
-        Raises
-        ------
-        TypeError, ValueError
-            For a malformed pair, an empty or overlapping side, or unknown
-            nodes; the message names the pair (``pairs[k]``).
-
-        Examples
-        --------
-        >>> import networkx as nx, dpgraph
-        >>> R = dpgraph.release(nx.path_graph(6), epsilon=1.0, seed=0)
-        >>> est = R.cuts([([0, 1], [2, 3]), ([4], [5])])
-        >>> len(est), est.value.shape
-        (2, (2,))
-        """
-        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
-            raise TypeError("pairs must be a sequence of (S, T) tuples")
-        sides, rows = [], []
-        for k, pair in enumerate(pairs):
-            try:
-                S, T = pair
-            except (TypeError, ValueError):
-                raise TypeError(f"pairs[{k}] must be an (S, T) tuple of node collections") from None
-            try:
-                s, t = self.cut_positions(S, T)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"pairs[{k}]: {exc}") from None
-            sides.append((s, t))
-            rows.append(s.size * t.size)
-        if not rows:
-            raise ValueError("pairs is empty; pass at least one (S, T) query")
-        observed = self._adj.cut_counts(sides)  # one pass over the rows where it can
-        est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), self.channel)
-        return self._finish(est, proper)
-
-    @validate_params(proper=Boolean())
-    def cut_batch(self, membership: np.ndarray, proper: bool = False) -> Estimate:
-        """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
-
-        Row q describes query q over ``nodes`` (column i is ``nodes[i]``).  A
-        boolean matrix puts node i in S_q where True and in T_q where False
-        (T_q the complement of S_q); an integer matrix uses 1 for S_q, -1 for
-        T_q and 0 for nodes in neither.  ``cut_batch(M)[q]`` equals
-        ``cut(S_q, T_q)``.  Complement cuts of an undirected release read
-        only the rows of the smaller side, for all queries in one pass.
-
-        Parameters
-        ----------
-        membership : numpy.ndarray of bool or int, shape (Q, n)
-            Every row needs at least one node on each side.
-        proper : bool, default False
-            Round and clip every estimate to an integer in 0..|S_q||T_q|.
-
-        Returns
-        -------
-        Estimate
-            A batch: ``.value`` and ``.std`` have shape (Q,).
-
-        Raises
-        ------
-        TypeError, ValueError
-            If ``membership`` is not a 2-D bool or integer array with n
-            columns, holds values other than -1, 0, 1, or a row has an empty
-            side (the message names the row).
-
-        Examples
-        --------
-        >>> import networkx as nx, numpy as np, dpgraph
-        >>> R = dpgraph.release(nx.path_graph(6), epsilon=1.0, seed=0)
-        >>> M = np.array([[1, 1, 1, -1, -1, -1], [1, -1, 0, 0, 0, 0]])
-        >>> est = R.cut_batch(M == 1)                   # halves: {0, 1, 2} vs {3, 4, 5}
-        >>> bool(est.value[0] == R.cut([0, 1, 2], [3, 4, 5]).value)
-        True
-        >>> R.cut_batch(M).value.shape                   # signed: query 1 is {0} vs {1}
-        (2,)
-        """
-        n = self.number_of_nodes()
-        if not isinstance(membership, np.ndarray):
-            raise TypeError(
-                f"membership must be a numpy array of shape (Q, {n}), got {type(membership).__name__}; "
-                "e.g. np.asarray(rows, dtype=bool)"
-            )
-        if membership.ndim != 2 or membership.shape[1] != n or membership.shape[0] == 0:
-            raise ValueError(
-                f"membership must have shape (Q, {n}) with Q >= 1 (one column per node, in "
-                f"PrivateGraph.nodes order), got {membership.shape}"
-            )
-        if membership.dtype == np.bool_:
-            member = np.where(membership, np.int8(1), np.int8(-1))
-        elif membership.dtype.kind in "iu":
-            if np.any((membership < -1) | (membership > 1)):
-                raise ValueError("membership must hold 1 (node in S), -1 (in T) or 0 (in neither)")
-            member = membership.astype(np.int8)
-        else:
-            raise TypeError(f"membership must be a bool or integer array, got dtype {membership.dtype}")
-        size_s = np.count_nonzero(member == 1, axis=1)
-        size_t = np.count_nonzero(member == -1, axis=1)
-        empty = np.flatnonzero((size_s == 0) | (size_t == 0))
-        if empty.size:
-            raise ValueError(
-                f"membership row {int(empty[0])} has an empty side; a cut needs at least one node in "
-                "S (1 or True) and one in T (-1 or False)"
-            )
-        observed = self._adj.membership_cut_counts(member)
-        rows = size_s.astype(float) * size_t.astype(float)
-        est = count_estimate(np.asarray(observed, float), rows, self.channel)
-        return self._finish(est, proper)
-
-    @validate_params(proper=Boolean())
-    def edges_within(self, S: Iterable[Hashable], proper: bool = False) -> Estimate:
-        """Estimate the number of edges with both ends in S.
-
-        Parameters
-        ----------
-        S : collection of nodes
-            At least 2 distinct nodes.
-        proper : bool, default False
-            Round and clip to an integer in 0..(number of pairs in S).
-
-        Returns
-        -------
-        Estimate
-            Unbiased, with the exact std for a full release.
-
-        Raises
-        ------
-        ValueError
-            If S has fewer than 2 nodes or nodes not in the graph.
-
-        Examples
-        --------
-        >>> import networkx as nx, dpgraph
-        >>> R = dpgraph.release(nx.complete_graph(8), epsilon=3.0, seed=0)
-        >>> e = R.edges_within(range(8))
-        >>> abs(e.value - 28) < 5 * e.std
-        True
-        """
-        s = self._index.indices(S, "S")
-        pairs = pair_count(s.size, self.directed)
-        if pairs == 0:
-            raise ValueError("S needs at least 2 nodes to contain a vertex pair")
-        return self._finish(count_estimate(self._adj.within_count(s), pairs, self.channel), proper)
 
     # ---- the released graph as data --------------------------------------------
     def to_scipy_sparse(self, format: str = "csr") -> Any:
@@ -463,7 +243,7 @@ class PrivateGraph(CertifiedRelease, AnalyticsMixin, IOMixin):
         >>> path = os.path.join(tempfile.mkdtemp(), "released.txt")
         >>> R.to_edgelist(path)
         >>> H = nx.read_edgelist(path, nodetype=int)
-        >>> H.number_of_edges() == R.number_of_edges()
+        >>> H.number_of_edges() == R.number_of_released_edges()
         True
         """
         if not isinstance(path, (str, os.PathLike)):

@@ -7,6 +7,6 @@ the release is used (post-processing, no privacy cost).  The command line is
 """
 
 from .builder import build_report, render_report, report_context
-from .flags import detectability, resolution
+from .flags import detectability
 
-__all__ = ["build_report", "detectability", "render_report", "report_context", "resolution"]
+__all__ = ["build_report", "detectability", "render_report", "report_context"]

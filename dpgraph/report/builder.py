@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..core import count_estimate
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures
-from .flags import detectability, distribution_band, feasible_range, resolution
+from .flags import detectability, distribution_band
 
 __all__ = ["build_report", "render_report", "report_context"]
 
@@ -57,13 +57,13 @@ def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
     """Every debiased statistic with its 95% CI and resolvability."""
     n = R.number_of_nodes()
     specs: list[tuple[str, str, Callable[[], Any]]] = [
-        ("edges", "number of edges", R.edge_count),
+        ("edges", "number of edges", R.number_of_edges),
         ("density", "edge density", R.density),
     ]
     if not R.directed:
         specs += [
             ("mean degree", "average degree 2m / n (the edge count, rescaled)", lambda: _scaled(
-                R.edge_count(), 2.0 / n)),
+                R.number_of_edges(), 2.0 / n)),
             ("triangles", "number of triangles", R.triangles),
             ("wedges", "number of 2-paths", R.wedges),
             ("transitivity", "global clustering 3 T / W", R.transitivity),
@@ -80,14 +80,16 @@ def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
         except (MemoryError, ValueError) as exc:
             rows.append({"name": key, "what": what, "error": str(exc)})
             continue
-        res = resolution(est)
-        lo, hi = est.ci(0.95) if res.resolved is not None else (math.nan, math.nan)
+        lo, hi = est.ci(0.95)
+        resolved = bool(est.resolved)
         rows.append({
-            "name": key, "what": what, "value": _fmt(est.value), "std": _fmt(est.std),
+            "name": key, "what": what,
+            # an unresolved value is never shown as a bare number
+            "value": _fmt(est.value) if resolved else "-- (unresolved)",
+            "std": _fmt(est.std),
             "ci": f"[{_fmt(lo)}, {_fmt(hi)}]" if math.isfinite(lo) else "no error bar",
-            "range": "[{}, {}]".format(*map(_fmt, feasible_range(est))),
-            "exact": bool(est.exact_std) and res.resolved is not None,
-            "resolved": res.resolved, "source": res.source,
+            "range": "[{}, {}]".format(*map(_fmt, est.feasible_range)),
+            "exact": bool(est.exact_std), "resolved": resolved, "reason": est.reason,
         })
     return rows
 
@@ -96,9 +98,9 @@ def _scaled(est: Any, c: float) -> Any:
     """A linear rescaling c * est of an estimate (post-processing of one number)."""
     from ..core import Estimate
 
-    lo, hi = feasible_range(est)
+    lo, hi = est.feasible_range
     return Estimate(est.value * c, est.std * c, exact_std=est.exact_std,
-                    feasible_range=(lo * c, hi * c))
+                    feasible_range=(lo * c, hi * c), proper=est.proper, raw=est.raw * c)
 
 
 def _degree_section(R: Any, progress: Callable, timings: list) -> dict:
@@ -205,16 +207,14 @@ def report_context(R: Any, title: str = "dpgraph release",
         "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "nodes": f"{n:,}", "n": n,
         "directed": bool(R.directed),
-        "pairs": f"{R.number_of_pairs:,}",
-        "released_edges": f"{R.number_of_edges():,}",
+        "pairs": f"{R.number_of_pairs():,}",
+        "released_edges": f"{R.number_of_released_edges():,}",
         "epsilon": _fmt(eps), "flip": f"{p:.6g}", "flip_one_in": _fmt(1.0 / p) if p > 0 else "n/a",
         "realized": f"{float(R.realized_epsilon):.12g}",
         "odds": _fmt(odds), "posterior": f"{100 * odds / (1 + odds):.1f}",
         "keep": float(R.keep),
         "statistics": stats,
         "unresolved": [r["name"] for r in stats if r.get("resolved") is False],
-        "resolution_sources": " / ".join(sorted({r["source"] for r in stats
-                                                 if r.get("resolved") is not None})),
         "degrees": _degree_section(R, progress, timings),
         "communities": _community_section(R, progress, timings),
         "cut_table": _cut_table(R, density),

@@ -1,9 +1,9 @@
-"""Reading resolvability and detectability off the analytics' results.
+"""Reading detectability and bands off the analytics' results.
 
-Estimates may carry a ``resolved`` flag (False when the release cannot
-resolve the statistic at this epsilon) and community results a
-detectability flag.  These helpers use such a flag when the object has one
-and otherwise decide from the numbers themselves, and say which they did.
+Estimates say themselves whether they are resolved (``Estimate.resolved``
+and ``reason``); community results carry a detectability flag, which these
+helpers use when present and otherwise decide from the numbers, saying which
+they did.
 """
 
 from __future__ import annotations
@@ -14,69 +14,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "Detectability",
-    "Resolution",
-    "detectability",
-    "distribution_band",
-    "feasible_range",
-    "resolution",
-]
+__all__ = ["Detectability", "detectability", "distribution_band"]
 
-_RESOLVED_ATTRS = ("resolved", "resolvable")
 _DETECTED_ATTRS = ("resolvable", "detectable", "detected", "structure_detected", "resolved")
-
-
-def feasible_range(est: Any) -> tuple[float, float]:
-    """The (lower, upper) range an estimate's statistic is known to lie in."""
-    rng = getattr(est, "feasible_range", None)
-    if rng is None:  # estimates that spell it as two attributes
-        rng = (est.low, est.high)
-    return float(rng[0]), float(rng[1])
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """Whether an estimate resolves its statistic, and why we say so.
-
-    Attributes
-    ----------
-    resolved : bool or None
-        None when the estimate has no error bar at all.
-    source : str
-        ``"the estimator's flag"`` (the estimate's own) or ``"std vs range"``
-        (std compared with the width of the feasible range).
-    """
-
-    resolved: bool | None
-    source: str
-
-
-def resolution(est: Any) -> Resolution:
-    """Resolvability of an :class:`~dpgraph.Estimate`.
-
-    The estimate's own ``resolved``/``resolvable`` attribute when present;
-    otherwise unresolved when its std exceeds the width of its feasible range
-    ``high - low`` (the noise alone spans every possible answer).
-
-    Examples
-    --------
-    >>> from dpgraph.core import Estimate
-    >>> resolution(Estimate(0.5, 2.0, feasible_range=(0.0, 1.0))).resolved
-    False
-    >>> resolution(Estimate(0.5, 0.1, feasible_range=(0.0, 1.0)))
-    Resolution(resolved=True, source='std vs range')
-    """
-    for attr in _RESOLVED_ATTRS:
-        flag = getattr(est, attr, None)
-        if isinstance(flag, (bool, np.bool_)):
-            return Resolution(bool(flag), "the estimator's flag")
-    std = float(est.std)
-    if not math.isfinite(std):
-        return Resolution(None, "no error bar")
-    lo, hi = feasible_range(est)
-    width = float(hi) - float(lo)
-    return Resolution(bool(std <= width), "std vs range")
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,13 @@ Their variances follow from the orthogonal (Hoeffding) decomposition of a
 multilinear polynomial in independent entries; each term is itself estimated
 without bias from the same products (see :func:`triangle_statistics`).
 
-Functions here take a :class:`~dpgraph.graph.PrivateGraph` (networkx style);
-:class:`AnalyticsMixin` exposes them as methods sharing their docstrings.
-Modules: :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
+Functions here take a release (networkx style), typed on the
+:class:`~dpgraph.graph.protocol.Release` protocol; each public one is
+registered with :func:`~._shared.analytic`, and
+:class:`~dpgraph.graph.PrivateGraph` exposes every registered function as a
+method sharing its docstring and signature (``R.triangles()`` is
+``triangles(R)``).  A new analytic is one decorated function.
+Modules: :mod:`.cuts` (cut queries), :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
 (triangles, wedges, transitivity, clustering), :mod:`.degree_stats`
 (degree moments, assortativity, degree distribution), :mod:`.partition`
 (modularity of a given partition), :mod:`.community` (community detection),
@@ -37,23 +41,24 @@ interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
 
+from ._shared import ANALYTICS, analytic, bind_analytics
 from .community import Communities, communities
 from .counts import (
     NodeEstimates,
     degree,
-    degrees,
     density,
     density_between,
-    edge_count,
+    number_of_edges,
     volume,
 )
+from .cuts import cut, cut_batch, cuts, edges_within
 from .degree_stats import (
+    DegreeDistribution,
     degree_assortativity,
     degree_distribution,
     degree_moments,
     degree_transition_matrix,
 )
-from .mixin import AnalyticsMixin
 from .motifs import (
     TriangleStatistics,
     average_clustering,
@@ -67,23 +72,29 @@ from .partition import modularity
 from .synthesis import synthesize
 
 __all__ = [
-    "AnalyticsMixin",
+    "ANALYTICS",
     "Communities",
+    "DegreeDistribution",
     "NodeEstimates",
     "TriangleStatistics",
+    "analytic",
     "average_clustering",
+    "bind_analytics",
     "communities",
+    "cut",
+    "cut_batch",
+    "cuts",
     "degree",
     "degree_assortativity",
     "degree_distribution",
     "degree_moments",
     "degree_transition_matrix",
-    "degrees",
     "density",
     "density_between",
-    "edge_count",
+    "edges_within",
     "local_clustering",
     "modularity",
+    "number_of_edges",
     "synthesize",
     "transitivity",
     "triangle_statistics",

@@ -10,16 +10,14 @@ import functools
 import inspect
 import weakref
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ...core.estimators import (
-    Channel,
-    Estimate,
-    StatisticEstimate,
-    fieller_interval,
-)
+from ...core.estimate import Z95, Estimate, FiellerInterval, project
+from ...core.estimators import Channel
+from ...validation import check_bool
 from .._memory import check_fits
 
 
@@ -69,19 +67,6 @@ _CACHE = ReleaseCache()
 
 def _cache(R: Any) -> dict:
     return _CACHE.of(R)
-
-
-def _positions(R: Any, labels: Any, name: str) -> np.ndarray:
-    """Sorted distinct positions of a non-empty collection of node labels."""
-    return R.positions(labels, name)
-
-
-def _cut_positions(R: Any, S: Any, T: Any) -> tuple[np.ndarray, np.ndarray]:
-    return R.cut_positions(S, T)
-
-
-def _cut_count(R: Any, s: np.ndarray, t: np.ndarray) -> int:
-    return R.adjacency.cut_count(s, t)
 
 
 def _released_pairs(R: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -157,73 +142,53 @@ def _check_max_communities(max_communities: Any) -> int:
 
 
 
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
-
-
 def check_proper(proper: Any) -> bool:
     """Validate the ``proper`` flag of an analytic."""
-    if not isinstance(proper, (bool, np.bool_)):
-        raise TypeError(f"proper must be True or False, got {type(proper).__name__}")
-    return bool(proper)
+    return check_bool(proper, "proper")
 
 
-def finish(est: Estimate, proper: Any, low: Any = None, high: Any = None) -> StatisticEstimate:
+def finish(est: Estimate, proper: Any, low: Any = None, high: Any = None,
+           step: Any = None) -> Estimate:
     """An analytic's result from an (unbiased or plug-in) estimate with a normal error bar.
 
-    ``proper=True``: value clipped to the feasible range [low, high] (the
-    estimate's own range by default), interval centred on the raw estimate and
-    clipped to the range, so it contains the value.  ``proper=False``: the raw
-    estimate.  ``resolved`` is False where the 95% interval covers the whole
-    range or the estimate is not finite.
+    The feasible range is [low, high] (the estimate's own by default).
+    ``proper=True``: :func:`~dpgraph.core.project` (value clipped to the
+    range and rounded to ``step``, interval centred on the raw estimate and
+    clipped to the range, so it contains the value).  ``proper=False``: the
+    raw estimate.
     """
     proper = check_proper(proper)
     low = est.feasible_range[0] if low is None else low
     high = est.feasible_range[1] if high is None else high
-    raw = est.value
-    raw_a = np.asarray(raw, dtype=float)
-    std_a = np.asarray(est.std, dtype=float)
-    finite = np.isfinite(raw_a) & np.isfinite(std_a)
-    covers = (raw_a - Z95 * std_a <= low) & (raw_a + Z95 * std_a >= high)
-    resolved = bool(np.all(finite & ~covers))
-    if proper:
-        mid = 0.5 * (np.asarray(low, dtype=float) + np.asarray(high, dtype=float))
-        v = np.clip(np.where(finite, raw_a, mid), low, high)
-        std = np.where(finite, std_a, np.asarray(high, dtype=float) - low)
-        value = float(v) if v.ndim == 0 else v
-        std = float(std) if std.ndim == 0 else std
-        return StatisticEstimate(value, std, est.exact_std, raw, feasible_range=(low, high),
-                                 proper=True, raw=raw,
-                                 resolved=resolved)
-    return StatisticEstimate(raw, est.std, est.exact_std, feasible_range=(low, high), proper=False,
-                             raw=raw, resolved=resolved)
+    est = replace(est, feasible_range=(low, high))
+    return project(est, step=step) if proper else est
 
 
 def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: float,
-                 proper: Any, low: float, high: float) -> StatisticEstimate:
+                 proper: Any, low: float, high: float) -> Estimate:
     """An analytic's result for a ratio num / den of jointly normal estimates (Fieller).
 
     ``raw`` is num / den (NaN when den <= 0).  ``proper=True``: value is the
     raw ratio clipped to [low, high] when den > 0, else the midpoint of the
     interval; the interval is Fieller's at the requested level (see
-    :class:`~dpgraph.core.StatisticEstimate`).  ``std`` is the half-width of
+    :class:`~dpgraph.core.FiellerInterval`).  ``std`` is the half-width of
     the 95% interval over 1.96 (an equivalent standard error, not exact).
-    ``resolved`` is False when den is not significantly positive or the 95%
-    interval covers the whole range.
+    Unresolved, whatever the interval, when den is not significantly positive.
     """
     proper = check_proper(proper)
     var_num, var_den = max(float(var_num), 0.0), max(float(var_den), 0.0)
-    pivot = (float(num), float(den), var_num, var_den, float(cov))
-    lo, hi = fieller_interval(*pivot, z=Z95, low=low, high=high)
+    rule = FiellerInterval(float(num), float(den), var_num, var_den, float(cov))
+    lo, hi = rule(Z95, low, high)
     raw = num / den if den > 0 else float("nan")
-    resolved = bool(den > Z95 * np.sqrt(var_den) and not (lo <= low and hi >= high))
     std = (hi - lo) / (2 * Z95)
+    weak = None if den > Z95 * np.sqrt(var_den) else (
+        "the denominator of the ratio is not significantly positive")
     if proper:
         value = float(np.clip(raw, low, high)) if den > 0 else 0.5 * (lo + hi)
-        return StatisticEstimate(value, std, False, feasible_range=(low, high), proper=True, raw=raw,
-                                 resolved=resolved,
-                                 ratio=pivot)
-    return StatisticEstimate(raw, std, False, feasible_range=(low, high), proper=False, raw=raw,
-                             resolved=resolved, ratio=pivot)
+    else:
+        value = raw
+    return Estimate(value, std, exact_std=False, feasible_range=(low, high), proper=proper,
+                    raw=raw, interval=rule, unresolved=weak)
 
 
 def progress_range(start: int, stop: int, step: int, progress: Any, n: int, what: str):
@@ -263,3 +228,29 @@ def delegate(func: Callable) -> Callable:
     params[0] = params[0].replace(name="self", annotation=inspect.Parameter.empty)
     method.__signature__ = sig.replace(parameters=params)
     return method
+
+
+#: name -> function of every analytic, in registration order (see :func:`analytic`).
+ANALYTICS: dict[str, Callable] = {}
+
+
+def analytic(func: Callable) -> Callable:
+    """Register ``func(R, ...)`` as the method ``R.name(...)`` of every release.
+
+    A new analytic is one decorated function: :func:`bind_analytics` gives
+    ``PrivateGraph`` a method of the same name sharing the function's
+    docstring and signature, so nothing else lists it.
+    """
+    if func.__name__ in ANALYTICS:
+        raise ValueError(f"an analytic named {func.__name__!r} is already registered")
+    ANALYTICS[func.__name__] = func
+    return func
+
+
+def bind_analytics(cls: type) -> type:
+    """Class decorator: a method for every registered analytic (see :func:`analytic`)."""
+    for name, func in ANALYTICS.items():
+        if name in cls.__dict__:
+            raise TypeError(f"{cls.__name__}.{name} is defined twice (a method and an analytic)")
+        setattr(cls, name, delegate(func))
+    return cls

@@ -36,22 +36,23 @@ from __future__ import annotations
 import numbers
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Estimate, project
+from ...core.estimate import Estimate
+from ..protocol import Release
 from ._shared import (
     _check_max_communities,
     _check_seed,
     _dense_release,
     _entry_map,
     _undirected,
+    analytic,
+    check_proper,
+    finish,
 )
-from .counts import edge_count
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
+from .counts import number_of_edges
 
 __all__ = ["Communities", "communities"]
 
@@ -308,8 +309,9 @@ def _check_fraction(x: Any, name: str, lo: float, hi: float) -> float:
     return float(x)
 
 
+@analytic
 def communities(
-    R: PrivateGraph,
+    R: Release,
     method: str = "denoised",
     max_communities: int = 60,
     holdout: float = 0.15,
@@ -413,8 +415,7 @@ def communities(
     if isinstance(resolution, (bool, np.bool_)) or not isinstance(resolution, numbers.Real) \
             or not resolution > 0:
         raise ValueError(f"resolution must be a number > 0, got {resolution!r}")
-    if not isinstance(proper, (bool, np.bool_)):
-        raise TypeError(f"proper must be a bool, got {type(proper).__name__}")
+    proper = check_proper(proper)
     seed = _check_seed(seed)
     n = R.number_of_nodes()
     nodes = R.nodes
@@ -422,7 +423,7 @@ def communities(
     zero = Estimate(0.0, 0.0, feasible_range=(-0.5, 1.0))
     if n < 3:
         return Communities(trivial, zero, False, holdout=holdout, method=method)
-    m = edge_count(R)
+    m = number_of_edges(R, proper=False)
     z0, z1 = _entry_map(R.channel)
     dl = z1 - z0
     v0, v1 = R.channel.entry_variances()
@@ -458,8 +459,7 @@ def communities(
     if lab.max() == 0:
         return Communities(trivial, zero, True, np.asarray(vals), edge, q, holdout, method)
     mod = _heldout_modularity(W, held, lab, R.channel, m, holdout)
-    if proper:
-        mod = project(mod, -0.5, 1.0)
+    mod = finish(mod, proper, -0.5, 1.0)
     blocks = [frozenset(nodes[i] for i in np.flatnonzero(lab == c)) for c in range(lab.max() + 1)]
     blocks.sort(key=len, reverse=True)
     return Communities(blocks, mod, True, np.asarray(vals), edge, q, holdout, method)

@@ -9,80 +9,73 @@ clipped to it; ``proper=False`` returns the unbiased value itself.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Hashable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Estimate, StatisticEstimate, count_estimate, unbiased_estimate
+from ...core.estimate import Estimate
+from ...core.estimators import count_estimate, unbiased_estimate
+from ..protocol import Release
 from ._shared import (
     _check_release,
-    _cut_count,
-    _cut_positions,
     _has_node,
     _observed_degrees,
-    _positions,
     _undirected,
+    analytic,
     finish,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
-
-__all__ = ["NodeEstimates", "degree", "degrees", "density", "density_between", "edge_count",
-           "volume"]
+__all__ = ["NodeEstimates", "degree", "density", "density_between", "number_of_edges", "volume"]
 
 
-class NodeEstimates(Mapping):
-    """Per-node estimates keyed by node label, like networkx's ``G.degree``.
+class NodeEstimates:
+    """Per-node estimates, like networkx's degree view ``G.degree``.
 
-    ``est[v]`` is the :class:`~dpgraph.core.StatisticEstimate` of node v;
-    ``to_dict()`` gives ``{node: value}``; ``estimate`` is the batch
-    estimate (arrays in ``nodes`` order).  (``R.degree(S)`` used to be the
-    degree sum of S; that is now ``R.volume(S)``, and asking a NodeEstimates
-    for ``value`` says so.)
+    Iterating gives ``(node, estimate)`` pairs, so ``dict(R.degree())`` and
+    ``for v, d in R.degree(nbunch)`` work as in networkx; ``est[v]`` is the
+    :class:`~dpgraph.core.Estimate` of node v; ``v in est`` and ``len(est)``
+    as for a mapping; ``to_dict()`` gives ``{node: value}``; ``estimate`` is
+    the batch (arrays in ``nodes`` order) and ``numpy.asarray(est)`` its values.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> R = dpgraph.release(nx.path_graph(3), epsilon=2.0, seed=0)
     >>> d = R.degree()
-    >>> sorted(d) == [0, 1, 2] and set(d.to_dict()) == {0, 1, 2}
+    >>> [v for v, _ in d], 1 in d, len(d)
+    ([0, 1, 2], True, 3)
+    >>> set(d.to_dict()) == {0, 1, 2}
     True
     """
 
-    def __init__(self, nodes: tuple, estimate: StatisticEstimate) -> None:
+    def __init__(self, nodes: tuple, estimate: Estimate) -> None:
         self.nodes = tuple(nodes)
         self.estimate = estimate
         self._pos = {v: i for i, v in enumerate(self.nodes)}
-
-    def __getattr__(self, name: str) -> Any:
-        # R.degree(S) used to be the degree sum of S: say where it went instead of
-        # returning per-node arrays where a scalar was expected
-        if name in ("value", "std", "ci", "raw", "resolved"):
-            raise AttributeError(
-                f"NodeEstimates has no {name!r}: R.degree(nbunch) is node-keyed like networkx "
-                f"(use .estimate.{name} for the batch, or R.volume(S) for the degree sum of a set)"
-            )
-        raise AttributeError(name)
 
     def __getitem__(self, v: Hashable) -> Estimate:
         try:
             i = self._pos[v]
         except (KeyError, TypeError):
             raise KeyError(v) from None
-        e = self.estimate[i]
-        return StatisticEstimate(e.value, e.std, e.exact_std, e.center,
-                                 feasible_range=e.feasible_range, proper=self.estimate.proper,
-                                 raw=np.asarray(self.estimate.raw)[i],
-                                 resolved=self.estimate.resolved)
+        return self.estimate[i]
 
-    def __iter__(self) -> Iterator:
-        return iter(self.nodes)
+    def __contains__(self, v: Any) -> bool:
+        try:
+            return v in self._pos
+        except TypeError:  # unhashable
+            return False
+
+    def __iter__(self) -> Iterator[tuple[Hashable, Estimate]]:
+        for i, v in enumerate(self.nodes):
+            yield v, self.estimate[i]
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.estimate.value, dtype=float if dtype is None else dtype)
 
     def to_dict(self) -> dict:
         """``{node: estimated value}``."""
@@ -92,12 +85,13 @@ class NodeEstimates(Mapping):
         return f"NodeEstimates({len(self)} nodes)"
 
 
-def edge_count(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
-    """Estimate of the number of edges of the input graph.
+@analytic
+def number_of_edges(R: Release, proper: bool = True) -> Estimate:
+    """Estimate of the number of edges of the input graph, networkx's ``number_of_edges``.
 
-    ``R.number_of_edges()`` is the raw count of the release (about
-    p' N too many at eps = 1); this is the core's debiased count over all
-    N vertex pairs, with its exact standard deviation.
+    The core's debiased count over all N vertex pairs, with its exact
+    standard deviation.  The raw count of the released graph (about p' N
+    too many at eps = 1) is ``R.number_of_released_edges()``.
 
     Parameters
     ----------
@@ -107,7 +101,7 @@ def edge_count(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         The debiased edge count with its exact standard deviation.
 
     Examples
@@ -115,15 +109,17 @@ def edge_count(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     >>> import networkx as nx, dpgraph
     >>> G = nx.gnp_random_graph(60, 0.2, seed=1)
     >>> R = dpgraph.release(G, epsilon=2.0, seed=3)
-    >>> e = R.edge_count()
+    >>> e = R.number_of_edges()
     >>> abs(e.value - G.number_of_edges()) < 4 * e.std
     True
     """
     _check_release(R)
-    return finish(count_estimate(R.number_of_edges(), R.number_of_pairs, R.channel), proper)
+    observed = R.number_of_released_edges()
+    return finish(count_estimate(observed, R.number_of_pairs(), R.channel), proper, step=1.0)
 
 
-def density(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+@analytic
+def density(R: Release, proper: bool = True) -> Estimate:
     """Estimate of the density m / N (N = number of vertex pairs), in [0, 1].
 
     Parameters
@@ -140,18 +136,19 @@ def density(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
     True
     """
     _check_release(R)
-    N = float(R.number_of_pairs)
-    est = unbiased_estimate(R.number_of_edges(), [[0.0, 1.0]], [N], R.channel, normalizer=N)
+    N = float(R.number_of_pairs())
+    est = unbiased_estimate(R.number_of_released_edges(), [[0.0, 1.0]], [N], R.channel, normalizer=N)
     return finish(est, proper, 0.0, 1.0)
 
 
-def _degree_estimate(R: Any, proper: bool) -> StatisticEstimate:
+def _degree_estimate(R: Any, proper: bool) -> Estimate:
     n = R.number_of_nodes()
     obs = _observed_degrees(R).astype(float)
-    return finish(count_estimate(obs, np.full(n, float(n - 1)), R.channel), proper)
+    return finish(count_estimate(obs, np.full(n, float(n - 1)), R.channel), proper, step=1.0)
 
 
-def degree(R: PrivateGraph, nbunch: Any = None, proper: bool = True) -> Any:
+@analytic
+def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     """Estimated degree of a node, or node-keyed degrees, like ``networkx`` ``G.degree``.
 
     Each degree is the core's unbiased count over the node's n - 1 pairs
@@ -162,19 +159,20 @@ def degree(R: PrivateGraph, nbunch: Any = None, proper: bool = True) -> Any:
     ----------
     nbunch : node, iterable of nodes or None, default None
         A single node: its estimate.  An iterable of nodes, or None for all
-        nodes: a :class:`NodeEstimates` mapping keyed by node.  (The degree
+        nodes: a :class:`NodeEstimates` view (iterating gives (node, estimate)
+        pairs, as networkx's degree view does).  (The degree
         *sum* of a set is :func:`volume`.)
     proper : bool, default True
         Project each value onto [0, n - 1]; False returns the unbiased ones.
 
     Returns
     -------
-    StatisticEstimate or NodeEstimates
+    Estimate or NodeEstimates
 
     Raises
     ------
     ValueError
-        A node that is not in the release.
+        A node that is not in the release (the message names it).
 
     Examples
     --------
@@ -186,6 +184,8 @@ def degree(R: PrivateGraph, nbunch: Any = None, proper: bool = True) -> Any:
     True
     >>> len(R.degree([1, 2, 3])), len(R.degree())
     (3, 41)
+    >>> [v for v, d in R.degree([1, 2])]
+    [1, 2]
     """
     _check_release(R)
     est = _degree_estimate(R, proper)
@@ -194,41 +194,16 @@ def degree(R: PrivateGraph, nbunch: Any = None, proper: bool = True) -> Any:
         return NodeEstimates(nodes, est)
     if _has_node(R, nbunch):
         return NodeEstimates(nodes, est)[nbunch]
-    idx = _positions(R, nbunch, "nbunch")
-    lower, upper = est.feasible_range
-    picked = StatisticEstimate(np.asarray(est.value)[idx], np.asarray(est.std)[idx],
-                               est.exact_std,
-                               feasible_range=(np.asarray(lower)[idx] if np.ndim(lower) else lower,
-                                               np.asarray(upper)[idx] if np.ndim(upper) else upper),
-                               proper=est.proper,
-                               center=None if est.center is None else np.asarray(est.center)[idx],
-                               raw=np.asarray(est.raw)[idx], resolved=est.resolved)
+    if isinstance(nbunch, (str, bytes)) or not isinstance(nbunch, Iterable):
+        raise ValueError(f"nbunch: node {nbunch!r} is not in the release; pass a node of "
+                         "R.nodes or a collection of them")
+    idx = R.positions(nbunch, "nbunch")
+    picked = est[idx]
     return NodeEstimates(tuple(nodes[i] for i in idx), picked)
 
 
-def degrees(R: PrivateGraph) -> Estimate:
-    """Deprecated: unbiased degree of every node as a batch Estimate in ``R.nodes`` order.
-
-    Use :func:`degree` (``R.degree()``), node-keyed like networkx.
-
-    Examples
-    --------
-    >>> import networkx as nx, dpgraph, warnings
-    >>> R = dpgraph.release(nx.star_graph(40), epsilon=2.0, seed=2)
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore", DeprecationWarning)
-    ...     len(R.degrees())
-    41
-    """
-    warnings.warn("degrees() is deprecated; use degree() (node-keyed, like networkx G.degree)",
-                  DeprecationWarning, stacklevel=3)
-    _check_release(R)
-    n = R.number_of_nodes()
-    obs = _observed_degrees(R).astype(float)
-    return count_estimate(obs, np.full(n, float(n - 1)), R.channel)
-
-
-def volume(R: PrivateGraph, S: Iterable[Hashable], proper: bool = True) -> StatisticEstimate:
+@analytic
+def volume(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     """Estimate of the volume (degree sum) of a node set S, networkx's ``volume``.
 
     The degree sum counts each edge inside S twice and each edge leaving S
@@ -244,7 +219,7 @@ def volume(R: PrivateGraph, S: Iterable[Hashable], proper: bool = True) -> Stati
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
 
     Raises
     ------
@@ -262,7 +237,7 @@ def volume(R: PrivateGraph, S: Iterable[Hashable], proper: bool = True) -> Stati
     True
     """
     _undirected(R, "volume(S)")
-    s = _positions(R, S, "S")
+    s = R.positions(S, "S")
     n, k = R.number_of_nodes(), s.size
     obs = float(_observed_degrees(R)[s].sum())
     within = k * (k - 1) / 2.0
@@ -270,11 +245,12 @@ def volume(R: PrivateGraph, S: Iterable[Hashable], proper: bool = True) -> Stati
     est = unbiased_estimate(
         obs, np.array([[0.0, 2.0], [0.0, 1.0]]), np.array([within, across]), R.channel
     )
-    return finish(est, proper, 0.0, 2 * within + across)
+    return finish(est, proper, 0.0, 2 * within + across, step=1.0)
 
 
-def density_between(R: PrivateGraph, S: Iterable[Hashable], T: Iterable[Hashable],
-                    proper: bool = True) -> StatisticEstimate:
+@analytic
+def density_between(R: Release, S: Iterable[Hashable], T: Iterable[Hashable],
+                    proper: bool = True) -> Estimate:
     """Unbiased estimate of the edge density between disjoint node sets S and T.
 
     cut(S, T) / (|S||T|), through the core with normalizer |S||T|.
@@ -288,7 +264,7 @@ def density_between(R: PrivateGraph, S: Iterable[Hashable], T: Iterable[Hashable
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         cut(S, T) / (|S| |T|), with its exact standard deviation.
 
     Raises
@@ -306,8 +282,8 @@ def density_between(R: PrivateGraph, S: Iterable[Hashable], T: Iterable[Hashable
     True
     """
     _check_release(R)
-    s, t = _cut_positions(R, S, T)
+    s, t = R.cut_positions(S, T)
     rows = float(s.size * t.size)
-    obs = _cut_count(R, s, t)
+    obs = R.adjacency.cut_count(s, t)
     est = unbiased_estimate(obs, [[0.0, 1.0]], [rows], R.channel, normalizer=rows)
     return finish(est, proper, 0.0, 1.0)

@@ -3,28 +3,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Channel, StatisticEstimate
+from ...core.estimate import BoundInterval, Estimate
+from ...core.estimators import Channel
 from .._memory import check_fits
+from ..protocol import Release
 from ._shared import (
     Z95,
     _cache,
     _entry_map,
     _observed_degrees,
     _undirected,
+    analytic,
     check_proper,
 )
-from .counts import edge_count
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
+from .counts import number_of_edges
 
 
-
-def degree_moments(R: PrivateGraph) -> dict:
+def degree_moments(R: Release) -> dict:
     """Unbiased estimates of the degree moments behind degree assortativity.
 
     Returns m, sum_v d_v^2, sum_v d_v^3 and B = sum_{edges} d_i d_j, each
@@ -49,7 +48,7 @@ def degree_moments(R: PrivateGraph) -> dict:
     D = (n - 1) * z0 + (z1 - z0) * deg
     Q = (n - 1) * z0**2 + (z1**2 - z0**2) * deg
     R3 = (n - 1) * z0**3 + (z1**3 - z0**3) * deg
-    m = float(edge_count(R).value)
+    m = float(number_of_edges(R).value)
     W = float(np.sum(0.5 * (D * D - Q)))
     S3 = float(np.sum((D**3 - 3 * D * Q + 2 * R3) / 6.0))
     u = D - z0
@@ -61,7 +60,8 @@ def degree_moments(R: PrivateGraph) -> dict:
     return {"m": m, "d2": 2 * W + 2 * m, "d3": 2 * m + 6 * W + 6 * S3, "B": m + 2 * W + P}
 
 
-def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstimate:
+@analytic
+def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
     """Degree assortativity (networkx's Pearson coefficient) from unbiased moments.
 
     r = (B/m - mu^2) / (d3 / 2m - mu^2), mu = d2 / 2m, with the unbiased
@@ -79,7 +79,7 @@ def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstim
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         The point estimate; its interval is the whole feasible range [-1, 1].
 
     Examples
@@ -101,9 +101,9 @@ def degree_assortativity(R: PrivateGraph, proper: bool = True) -> StatisticEstim
         raw = num / den if den > 0 else float("nan")
     value = (float(np.clip(raw, -1.0, 1.0)) if np.isfinite(raw) else 0.0) if proper else raw
     # no error bar: the interval is the whole feasible range and the estimate is unresolved
-    return StatisticEstimate(value, 2.0 / (2 * Z95), False, feasible_range=(-1.0, 1.0),
-                             proper=proper, raw=raw,
-                             resolved=False, bounds=(-1.0, 0.0, 1.0, 0.0))
+    return Estimate(value, 2.0 / (2 * Z95), exact_std=False, feasible_range=(-1.0, 1.0),
+                    proper=proper, raw=raw, interval=BoundInterval(-1.0, 0.0, 1.0, 0.0),
+                    unresolved="assortativity has no error bar here (its interval is [-1, 1])")
 
 
 def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = None) -> np.ndarray:
@@ -278,8 +278,9 @@ def _fit_family(R: Any, family: str, level: float):
     return h, lo, hi, params
 
 
+@analytic
 def degree_distribution(
-    R: PrivateGraph,
+    R: Release,
     method: str = "lognormal",
     level: float = 0.95,
     iterations: int = 300,

@@ -8,11 +8,13 @@ and common-neighbour counts C = Y Y (see :func:`triangle_statistics`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Estimate, StatisticEstimate, count_estimate
+from ...core.estimate import BoundInterval, Estimate
+from ...core.estimators import count_estimate
+from ..protocol import Release
 from ._shared import (
     Z95,
     _block_rows,
@@ -22,15 +24,12 @@ from ._shared import (
     _observed_degrees,
     _released_pairs,
     _undirected,
+    analytic,
     check_proper,
     finish,
     finish_ratio,
     progress_range,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
-
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def _compiled_kernel():
     return block_terms
 
 
-def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> TriangleStatistics:
+def triangle_statistics(R: Release, progress: bool | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
     Let Z = z0 + delta Y off the diagonal (delta = z1 - z0), U = Z o Z and
@@ -193,8 +192,9 @@ def triangle_statistics(R: PrivateGraph, progress: bool | None = None) -> Triang
     return out
 
 
-def triangles(R: PrivateGraph, proper: bool = True,
-              progress: bool | None = None) -> StatisticEstimate:
+@analytic
+def triangles(R: Release, proper: bool = True,
+              progress: bool | None = None) -> Estimate:
     """Estimate of the number of triangles, unbiased for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
@@ -211,7 +211,7 @@ def triangles(R: PrivateGraph, proper: bool = True,
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         The triangle count (unbiased, or projected), with an estimated std.
 
     Examples
@@ -225,8 +225,9 @@ def triangles(R: PrivateGraph, proper: bool = True,
     return _motif_count(R, "triangles", 6, proper, progress)
 
 
-def wedges(R: PrivateGraph, proper: bool = True,
-           progress: bool | None = None) -> StatisticEstimate:
+@analytic
+def wedges(R: Release, proper: bool = True,
+           progress: bool | None = None) -> Estimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
     Counted in the same pass as :func:`triangles` (see
@@ -241,7 +242,7 @@ def wedges(R: PrivateGraph, proper: bool = True,
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         Unbiased (or projected) wedge count.
 
     Examples
@@ -256,8 +257,8 @@ def wedges(R: PrivateGraph, proper: bool = True,
     return _motif_count(R, "wedges", 2, proper, progress)
 
 
-def _motif_count(R: PrivateGraph, name: str, divisor: int, proper: bool,
-                 progress: bool | None) -> StatisticEstimate:
+def _motif_count(R: Release, name: str, divisor: int, proper: bool,
+                 progress: bool | None) -> Estimate:
     """Count ``name`` of :class:`TriangleStatistics` with its estimated std.
 
     The feasible range is [0, n (n - 1) (n - 2) / divisor]: 6 for triangles
@@ -267,11 +268,12 @@ def _motif_count(R: PrivateGraph, name: str, divisor: int, proper: bool,
     n = R.number_of_nodes()
     est = Estimate(getattr(st, name), float(np.sqrt(getattr(st, "var_" + name))),
                    exact_std=False, feasible_range=(0.0, n * (n - 1) * (n - 2) / divisor))
-    return finish(est, proper)
+    return finish(est, proper, step=1.0)
 
 
-def transitivity(R: PrivateGraph, proper: bool = True,
-                 progress: bool | None = None) -> StatisticEstimate:
+@analytic
+def transitivity(R: Release, proper: bool = True,
+                 progress: bool | None = None) -> Estimate:
     """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
     3T^ and W^ are unbiased and jointly normal (sums over many independent
@@ -293,7 +295,7 @@ def transitivity(R: PrivateGraph, proper: bool = True,
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         ``ci(level)`` is Fieller's interval; ``std`` its 95% half-width / 1.96.
 
     Examples
@@ -310,7 +312,7 @@ def transitivity(R: PrivateGraph, proper: bool = True,
                         3.0 * st.cov, proper, 0.0, 1.0)
 
 
-def local_clustering(R: PrivateGraph) -> np.ndarray:
+def local_clustering(R: Release) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
     t^_v / w^_v with per-node unbiased triangle and wedge estimates, clipped to
@@ -374,8 +376,9 @@ def _pair_weights(d: np.ndarray) -> np.ndarray:
     return np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 2.0), 0.0)
 
 
-def average_clustering(R: PrivateGraph, proper: bool = True,
-                       progress: bool | None = None) -> StatisticEstimate:
+@analytic
+def average_clustering(R: Release, proper: bool = True,
+                       progress: bool | None = None) -> Estimate:
     """Average local clustering (networkx's: nodes of degree < 2 count as 0), with bounds.
 
     C = (1/n) sum_v t_v / C(d_v, 2).  The per-node triangle counts t_v have
@@ -408,7 +411,7 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         ``ci()`` is the bound above (at level 0.95 only); ``std`` its half-width / 1.96.
 
     Examples
@@ -434,11 +437,10 @@ def average_clustering(R: PrivateGraph, proper: bool = True,
     U = float(w_hi @ t) / n
     sL = np.sqrt(_weighted_triangle_variance(R, st, w_lo)) / n
     sU = np.sqrt(_weighted_triangle_variance(R, st, w_hi)) / n
-    lo = float(np.clip(L - Z95 * sL, 0.0, 1.0))
-    hi = float(np.clip(U + Z95 * sU, 0.0, 1.0))
+    rule = BoundInterval(L, sL, U, sU)
+    lo, hi = rule(Z95, 0.0, 1.0)
     raw = float(_pair_weights(np.round(np.clip(d_hat, 0, n - 1))) @ t) / n
-    resolved = not (lo <= 0.0 and hi >= 1.0)
     std = (hi - lo) / (2 * Z95)
     value = 0.5 * (lo + hi) if proper else raw  # the midpoint minimises the worst-case error
-    return StatisticEstimate(value, std, False, feasible_range=(0.0, 1.0), proper=proper, raw=raw,
-                             resolved=resolved, bounds=(L, sL, U, sU))
+    return Estimate(value, std, exact_std=False, feasible_range=(0.0, 1.0), proper=proper,
+                    raw=raw, interval=rule)

@@ -4,24 +4,23 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ...core.estimators import Estimate, StatisticEstimate, count_estimate, unbiased_estimate
+from ...core.estimate import Estimate
+from ...core.estimators import count_estimate, unbiased_estimate
+from ..protocol import Release
 from ._shared import (
     _observed_degrees,
     _released_pairs,
     _undirected,
+    analytic,
     check_proper,
     finish,
     finish_ratio,
 )
-from .counts import edge_count
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
-
+from .counts import number_of_edges
 
 
 def _partition_labels(R: Any, partition: Any) -> np.ndarray:
@@ -67,7 +66,7 @@ def _modularity_from_labels(R: Any, lab: np.ndarray) -> Estimate:
         np.stack([in_pairs, out_pairs], axis=1),
         R.channel,
     )
-    m_est = edge_count(R)
+    m_est = number_of_edges(R)
     m = float(m_est.value)
     if m <= 0:
         raise ValueError("the estimated number of edges is <= 0; modularity is undefined")
@@ -171,8 +170,9 @@ def _bootstrap_moments(R: Any, O: np.ndarray, sizes: np.ndarray) -> tuple[float,
     return float(C[0, 0]), float(C[1, 1]), float(C[0, 1])
 
 
-def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]],
-               proper: bool = True) -> StatisticEstimate:
+@analytic
+def modularity(R: Release, partition: Iterable[Iterable[Hashable]],
+               proper: bool = True) -> Estimate:
     """Debiased Newman modularity of a partition of the nodes.
 
     Q = sum_c [ e_c / m - (D_c / 2m)^2 ] with e_c the edges inside community
@@ -191,7 +191,7 @@ def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]],
 
     Returns
     -------
-    StatisticEstimate
+    Estimate
         Modularity of ``partition`` on the (unweighted) input graph, with a
         delta-method ``std`` (``exact_std`` is False).
 
@@ -218,7 +218,7 @@ def modularity(R: PrivateGraph, partition: Iterable[Iterable[Hashable]],
     k = int(lab.max()) + 1
     sizes = np.bincount(lab, minlength=k).astype(float)
     if k > _BOOTSTRAP_MAX_COMMUNITIES:  # too many blocks to simulate: delta method
-        if float(edge_count(R, proper=False).value) <= 0:
+        if float(number_of_edges(R, proper=False).value) <= 0:
             return finish(Estimate(float("nan"), float("nan"), exact_std=False, feasible_range=(-0.5, 1.0)),
                           proper)
         return finish(_modularity_from_labels(R, lab), proper)

@@ -3,31 +3,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from .._memory import check_fits
+from ..protocol import Release
 from ._shared import (
     _block_rows,
     _check_seed,
     _observed_degrees,
     _undirected,
+    analytic,
     progress_range,
 )
-from .counts import edge_count
+from .counts import number_of_edges
 from .degree_stats import degree_distribution
 from .spectral import _leading_eigen, _noise_edge
 
-if TYPE_CHECKING:  # pragma: no cover
-    import networkx as nx
 
-    from ..private import PrivateGraph
-
-
-
+@analytic
 def synthesize(
-    R: PrivateGraph,
+    R: Release,
     rank: int | None = None,
     seed: int | None = None,
     progress: bool | None = None,
@@ -43,7 +41,7 @@ def synthesize(
        released bit (Bayes with the channel's alpha, beta);
     3. a target degree for every node: the estimated degree distribution
        (:func:`degree_distribution`) as a sequence of n quantiles scaled to
-       2 m^ (m^ = round(edge_count)), given to the nodes in the order of
+       2 m^ (m^ = round(number_of_edges)), given to the nodes in the order of
        their debiased released degrees;
     4. pairs in decreasing posterior order become edges while both ends are
        below their target degree; stubs left over are paired at random
@@ -74,7 +72,7 @@ def synthesize(
     Returns
     -------
     networkx.Graph
-        Same nodes as the release, about ``edge_count().value`` edges.
+        Same nodes as the release, about ``number_of_edges().value`` edges.
 
     Raises
     ------
@@ -89,7 +87,7 @@ def synthesize(
     >>> G = nx.planted_partition_graph(2, 40, 0.4, 0.02, seed=1)
     >>> R = dpgraph.release(G, epsilon=2.0, seed=0)
     >>> H = R.synthesize(seed=0)
-    >>> H.number_of_nodes(), abs(H.number_of_edges() - R.edge_count().value) <= 1
+    >>> H.number_of_nodes(), abs(H.number_of_edges() - R.number_of_edges().value) <= 1
     (80, True)
     """
     import networkx as nx
@@ -99,7 +97,7 @@ def synthesize(
     n, N = R.number_of_nodes(), R.number_of_pairs()
     check_fits(6 * n * n, f"synthesis over the {N} vertex pairs")
     alpha, beta = R.channel.alpha, R.channel.beta
-    m_hat = int(np.clip(round(float(edge_count(R).value)), 0, N))
+    m_hat = int(np.clip(round(float(number_of_edges(R).value)), 0, N))
     if rank is None:
         edge = _noise_edge(R, m_hat) * 1.03
         vals, vecs = _leading_eigen(R, edge, 60)

@@ -10,7 +10,7 @@ key, the nonce and the tile coordinates (HMAC-SHA256), so the release is the
 same bit for bit whatever the number of workers or the order in which tiles
 run, and one key used for two releases never repeats a flip.  Inside a tile,
 words are drawn in 64-row bands exactly as the in-memory release
-(:func:`~dpgraph.graph.release.sample_packed_flips`) draws them, so a release
+(:func:`~dpgraph.graph.dense.sample_packed_flips`) draws them, so a release
 made of one tile equals ``dpgraph.release`` seeded with that tile's stream.
 
 Tiles below the diagonal of an undirected release hold no pairs and are never
@@ -41,9 +41,9 @@ key; it lets a resume check it continues the same input) and ``complete``.
 """
 
 from .cluster import WORKER_ENV, local_cluster
+from .graph import BlockwiseGraph, ZarrAdjacency
 from .input import EdgeInput, edge_input_from_graph, read_edge_list
-from .queries import BlockwiseGraph, ZarrAdjacency
-from .store import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
+from .reader import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
 from .tiles import release_tiled
 from .write import StoreBusyError, release_blockwise
 
@@ -64,12 +64,3 @@ __all__ = [
     "validate_metadata",
 ]
 
-
-def __getattr__(name: str):
-    if name == "IntegerNodeIndex":  # merged into NodeIndex; the old name still works
-        from ..._deprecation import warn_renamed
-        from ..encoding import NodeIndex
-
-        warn_renamed("dpgraph.graph.blockwise.IntegerNodeIndex", "NodeIndex.from_integers")
-        return NodeIndex.from_integers
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..encoding import NodeIndex, encode_graph
-from .storage import fsspec_kwargs
+from .location import fsspec_kwargs
 
 __all__ = ["EdgeInput", "edge_input_from_graph", "read_edge_list"]
 

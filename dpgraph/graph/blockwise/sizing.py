@@ -7,7 +7,7 @@ import shutil
 from typing import Any
 
 from .. import _memory
-from .storage import StoreLocation
+from .location import StoreLocation
 from .tiles import TilePlan
 
 __all__ = ["check_resources", "driver_memory", "store_bytes", "tile_memory"]

@@ -4,7 +4,7 @@ Tile (a, b) holds rows ``a * tile_rows ...`` and packed words
 ``b * tile_words ...`` of the packed adjacency (the layout of
 :class:`~dpgraph.graph.packed.PackedAdjacency`).  Inside a tile, words are
 drawn in 64-row bands exactly as the in-memory release draws them
-(:func:`~dpgraph.graph.release.fill_bands`), so one tile covering the matrix
+(:func:`~dpgraph.graph.dense.fill_bands`), so one tile covering the matrix
 reproduces ``dpgraph.release`` for the same stream.
 """
 
@@ -20,9 +20,9 @@ import numpy as np
 
 from ...core.probabilities import rr_probabilities
 from ...core.randomness import SecureRandom
+from ..dense import fill_bands  # the in-memory schedule; shared so tiles reproduce it
 from ..packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 from ..private import PrivateGraph
-from ..release import fill_bands  # the in-memory schedule; shared so tiles reproduce it
 from .input import EdgeInput
 
 __all__ = [
@@ -137,7 +137,7 @@ def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator:
                 keys: np.ndarray) -> np.ndarray:
     """The packed words of tile (a, b): flips from ``source``, true edges XOR-ed in.
 
-    Follows the randomness schedule of :func:`dpgraph.graph.release.sample_packed_flips`
+    Follows the randomness schedule of :func:`dpgraph.graph.dense.sample_packed_flips`
     restricted to the tile's words: bands of 64 rows, each drawing the words
     from max(first tile word, the band's diagonal word) on.  A single tile
     covering the matrix therefore reproduces the in-memory release exactly.

@@ -14,19 +14,22 @@ import hmac
 import os
 import struct
 import sys
-import warnings
 from collections.abc import Iterator, Sized
 from typing import Any
 
 import numpy as np
 
-from ...core.probabilities import RRProbabilities, rr_probabilities
+from ..._version import __version__
+from ...core.probabilities import RRProbabilities
+from ...core.transaction import ReleaseTransaction
+from ...ledger import PrivacyLedger
+from ...validation import check_bool
 from .cluster import run_tasks, share
+from .graph import BlockwiseGraph
 from .input import EdgeInput, edge_input_from_graph, read_edge_list
-from .queries import BlockwiseGraph
+from .location import StoreLocation
+from .reader import FORMAT, FORMAT_VERSION, _open
 from .sizing import check_resources
-from .storage import StoreLocation
-from .store import FORMAT, FORMAT_VERSION, _open
 from .tiles import (
     DEFAULT_TILE,
     TilePlan,
@@ -154,12 +157,6 @@ def _write_tiles(loc: StoreLocation, key: bytes, nonce: bytes, plan: TilePlan,
     return len(tiles)
 
 
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
-
-
 def _declared_n(edges: Any, nodes: Any) -> int | None:
     """The number of nodes, when it is known before reading or allocating anything."""
     if isinstance(edges, EdgeInput):
@@ -187,12 +184,6 @@ def _as_edge_input(edges: Any, nodes: Any, directed: bool,
     return edge_input_from_graph(edges, directed=directed)
 
 
-def _check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
-
-
 def _refuse_foreign(loc: StoreLocation) -> None:
     local = loc.local_path
     if (local is not None and os.path.exists(local) and not loc.exists()
@@ -213,12 +204,11 @@ def release_blockwise(
     key: bytes | None = None,
     tile: tuple[int, int] = DEFAULT_TILE,
     client: Any = None,
-    ledger: Any = None,
+    ledger: PrivacyLedger | None = None,
     overwrite: bool = False,
     resume: bool = False,
     storage_options: dict | None = None,
     progress: bool = False,
-    registry: Any = None,
 ) -> BlockwiseGraph:
     """Release a graph tile by tile on Dask and store it as a Zarr array of packed bits.
 
@@ -260,9 +250,6 @@ def release_blockwise(
         fsspec options for a remote store.
     progress : bool, default False
         Show a tqdm bar over tiles.
-    registry : optional
-        Deprecated and ignored: the per-release nonce makes a key registry
-        unnecessary.
 
     Returns
     -------
@@ -283,21 +270,11 @@ def release_blockwise(
     """
     import dask
 
-    rr = rr_probabilities(epsilon, 2)
-    if ledger is not None:
-        from ...ledger import PrivacyLedger
-
-        if not isinstance(ledger, PrivacyLedger):
-            raise TypeError(
-                f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
-            )
-    if registry is not None:
-        warnings.warn("registry= is deprecated and ignored: every blockwise release draws a "
-                      "fresh nonce, so a key never repeats flips", DeprecationWarning,
-                      stacklevel=2)
-    overwrite = _check_flag(overwrite, "overwrite")
-    resume = _check_flag(resume, "resume")
-    directed = _check_flag(directed, "directed")
+    tx = ReleaseTransaction(epsilon, K=2, ledger=ledger)
+    rr = tx.probabilities
+    overwrite = check_bool(overwrite, "overwrite")
+    resume = check_bool(resume, "resume")
+    directed = check_bool(directed, "directed")
     if overwrite and resume:
         raise ValueError("pass overwrite=True or resume=True, not both")
     if resume and key is None:
@@ -324,9 +301,9 @@ def release_blockwise(
         if resume:
             nonce = _resumable_nonce(old, loc, key, data, rr, (tr, tc))
         else:
-            if ledger is not None:
-                ledger.charge(rr.epsilon, label="blockwise release")
-            key = key if key is not None else os.urandom(32)
+            # every check that can fail is above: charge the ledger, then sample
+            source = tx.commit(label="blockwise release", stacklevel=3)
+            key = key if key is not None else source.uint64(4).tobytes()
             nonce = new_nonce()
             _create_store(loc, plan, data, rr, key, nonce, (tr, tc))
         keys_d = share(data.keys, client)
@@ -403,5 +380,5 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRPro
         "tile": [tile[0], tile[1]],
         "input_tag": _input_tag(key, nonce, data, rr, tile),
         "complete": False,
-        "dpgraph_version": _version(),
+        "dpgraph_version": __version__,
     })

@@ -23,8 +23,8 @@ import numpy as np
 from ...core.probabilities import RRProbabilities
 from ..encoding import NodeIndex
 from ..packed import clear_non_pairs, words_per_row
-from .queries import BlockwiseGraph, ZarrAdjacency
-from .storage import StoreLocation
+from .graph import BlockwiseGraph, ZarrAdjacency
+from .location import StoreLocation
 from .tiles import NONCE_BYTES, TilePlan
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "open_blockwise", "validate_metadata"]

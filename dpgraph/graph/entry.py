@@ -7,14 +7,14 @@ from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
-from ..core.probabilities import rr_probabilities
-from ..core.randomness import SeedLike, resolve_random, warn_if_seeded
-from ..validation import Boolean, Epsilon, validate_params
+from ..core.randomness import SeedLike
+from ..core.transaction import ReleaseTransaction
+from ..validation import Boolean, validate_params
 from ._memory import check_release_fits
+from .dense import release_packed
 from .inputs import GraphInput, encode_input
 from .io import read_release
 from .private import PrivateGraph
-from .release import release_packed
 from .sparse import release_sparse, subsampled_probabilities
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["load", "release"]
 
 
-@validate_params(epsilon=Epsilon(), directed=Boolean())
+@validate_params(directed=Boolean())
 def release(
     G: GraphInput,
     epsilon: float,
@@ -104,7 +104,7 @@ def release(
     A sparse release with about 30 released non-edges (plus the kept true edges):
 
     >>> S = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0, target_edges=30)
-    >>> 10 < S.number_of_edges() < 60, round(S.keep, 3)
+    >>> 10 < S.number_of_released_edges() < 60, round(S.keep, 3)
     (True, 0.199)
 
     An edge array with its public vertex set (node 4 has no edge):
@@ -114,23 +114,15 @@ def release(
     >>> E.nodes
     (0, 1, 2, 3, 4)
     """
-    from ..ledger import PrivacyLedger
-
-    if ledger is not None and not isinstance(ledger, PrivacyLedger):
-        raise TypeError(
-            f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}"
-        )
-    rr = rr_probabilities(epsilon, 2)
+    tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
+    rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
     # from the node count alone, before encoding or allocating anything
     check_release_fits(G, directed, sparse, nodes)
     enc = encode_input(G, directed=directed, nodes=nodes)
     probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
-    # every input is validated above; nothing random has been drawn yet
-    source = resolve_random(seed)
-    if ledger is not None:
-        ledger.charge(epsilon)
-    warn_if_seeded(source, stacklevel=4)  # past the validate_params wrapper, at the caller
+    # every input is validated above: charge, warn about a seed, then sample
+    source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)

@@ -18,7 +18,7 @@ from ..encoding import NodeIndex
 from ..packed import multi_query_popcount, words_per_row
 from ..private import PrivateGraph
 from .cluster import share
-from .storage import StoreLocation
+from .location import StoreLocation
 from .tiles import TilePlan
 
 __all__ = ["BlockwiseGraph", "ZarrAdjacency"]
