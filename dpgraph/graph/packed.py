@@ -42,8 +42,8 @@ __all__ = [
     "masked_row_popcount",
     "multi_query_popcount",
     "pack_indices",
-    "packed_matmat",
     "pack_rows",
+    "packed_matmat",
     "words_per_row",
     "xor_edges",
 ]
