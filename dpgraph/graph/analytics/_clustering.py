@@ -30,8 +30,8 @@ def knn_graph(X: np.ndarray, knn: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     Xn = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
     knn = int(min(knn, n - 1))
     rows_all, cols_all, w_all = [], [], []
-    step = max(1, (1 << 22) // max(n, 1))
-    for i0 in range(0, n, step):  # blocks of rows keep the similarity matrix small
+    step = max(1, (1 << 20) // max(n, 1))
+    for i0 in range(0, n, step):  # blocks of rows keep the similarity matrix small (8 MiB)
         S = Xn[i0:i0 + step] @ Xn.T
         S[np.arange(S.shape[0]), np.arange(i0, i0 + S.shape[0])] = -np.inf
         idx = np.argpartition(-S, knn - 1, axis=1)[:, :knn]
