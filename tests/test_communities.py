@@ -6,6 +6,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from _data import data_missing
 
 import dpgraph
 from dpgraph.experiments import zoo
@@ -151,8 +152,6 @@ def test_modularity_interval_covers_the_partitions_true_modularity():
     counterfactual correction of the held-out score (weight 0) the pooled coverage
     falls to 0.72 on these releases, below the band."""
     from scipy.stats import binom
-
-    from tests._data import data_missing
 
     hits, total = 0, 0
     for name, eps, reps in _COVERAGE_CASES:

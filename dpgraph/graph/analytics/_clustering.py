@@ -161,23 +161,26 @@ class LocalRule:
     def reach(self, X: np.ndarray) -> np.ndarray:
         """A lower bound, per row, on how far the row must move to change its community.
 
-        Cosine: a move of length t turns the direction by at most 2 t / |x|,
-        so each score by as much; the top two scores must cross.  Nearest
-        centroid: each score x . mu - |mu|^2 / 2 moves by at most t |mu|.
+        The score of community c exceeds the best one's only once
+        (x' - x) . (mu_c - mu_best) makes up their gap, so a move of length t
+        must reach gap_c / |mu_c - mu_best| for some c.  Cosine scores see
+        the direction, which a move of length t turns by at most 2 t / |x|.
         With a threshold, the norm must cross sqrt(threshold).
         """
         X = np.asarray(X, dtype=np.float64)
         norm = np.linalg.norm(X, axis=1)
         S = self._scores(X)
-        if S.shape[1] > 1:
-            top2 = -np.partition(-S, 1, axis=1)[:, :2]
-            gap = top2[:, 0] - top2[:, 1]
-        else:
-            gap = np.full(X.shape[0], np.inf)
+        best = np.argmax(S, axis=1)
+        C = self.centroids
+        out = np.full(X.shape[0], np.inf)
+        for c in range(C.shape[0]):  # k passes of n: the centroids are few
+            dist = np.linalg.norm(C[c][None, :] - C[best], axis=1)
+            gap = S[np.arange(S.shape[0]), best] - S[:, c]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.where(best == c, np.inf, gap / dist)
+            out = np.minimum(out, t)
         if self.cosine:
-            out = np.minimum(gap * norm / 4.0, norm / 2.0)
-        else:
-            out = gap / (2.0 * max(float(np.max(np.linalg.norm(self.centroids, axis=1))), 1e-300))
+            out = out * norm / 2.0
         if self.threshold is not None:
             out = np.minimum(out, np.abs(norm - np.sqrt(self.threshold)))
         return out
