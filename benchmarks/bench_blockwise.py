@@ -123,7 +123,7 @@ def main(argv=None) -> None:
     from distributed import Client, LocalCluster
 
     from dpgraph.core import SecureRandom, rr_probabilities
-    from dpgraph.graph.blockwise import local_cluster, read_edge_list, release_blockwise
+    from dpgraph.graph.blockwise import edge_keys, local_cluster, release_blockwise
     from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
     from dpgraph.graph.private import PrivateGraph
@@ -190,7 +190,7 @@ def main(argv=None) -> None:
         try:
             store = os.path.join(tmp, "release.zarr")
             t0, c0 = time.perf_counter(), time.process_time()
-            edges = read_edge_list(edge_path, nodes=n)
+            edges = edge_keys(edge_path, nodes=n)
             read_t, read_cpu = time.perf_counter() - t0, time.process_time() - c0
             print(f"streaming read of the edge list: {read_t:.1f} s ({read_cpu:.1f} CPU s), "
                   f"{edges.keys.size:,} pairs")

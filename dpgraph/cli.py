@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -54,9 +56,13 @@ def main(argv: list[str] | None = None) -> int:
 
     Bad input (a malformed or foreign file, a missing path, a directory, an
     over-budget release, too little memory) is reported on one line
-    ``dpgraph: error: ...``, never as a traceback.
+    ``dpgraph: error: ...``, never as a traceback; an unexpected failure is
+    reported the same way by its type alone (its message might quote input).
+    Warnings are one line ``dpgraph: warning: ...`` each.
     """
     args = build_parser().parse_args(argv)
+    previous = warnings.showwarning
+    warnings.showwarning = _one_line_warning
     try:
         return int(args.func(args) or 0)
     except (ValueError, TypeError, MemoryError, OSError, RecursionError, OverflowError) as exc:
@@ -65,6 +71,20 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{exc.filename or ''}: {exc.strerror}".lstrip(": ")
         print(f"dpgraph: error: {message or type(exc).__name__}", file=sys.stderr)
         return 2
+    except ImportError as exc:  # an optional dependency; its message says what to install
+        print(f"dpgraph: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # never a traceback; the message of a foreign error may quote data
+        print(f"dpgraph: error: unexpected {type(exc).__name__}; please report it",
+              file=sys.stderr)
+        return 2
+    finally:
+        warnings.showwarning = previous
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, file: Any = None, line: str | None = None) -> None:
+    print(f"dpgraph: warning: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":

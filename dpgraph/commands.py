@@ -8,17 +8,23 @@ arguments and returning an exit code.  ``dpgraph.cli`` wires them in.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .cli_types import RELEASE_FILE_HELP, int_option
+from .cli_types import (
+    RELEASE_FILE_HELP,
+    check_output,
+    int_option,
+    parse_node_list,
+    select_nodes,
+)
 
-__all__ = ["demo_graph", "parse_nodes", "register_commands"]
+__all__ = ["demo_graph", "register_commands"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -58,70 +64,6 @@ def demo_graph(prefer_facebook: bool = True) -> tuple[Any, str]:
     return G, (f"stochastic block model (networkx, seed 7: 4 blocks of 150 nodes, "
                f"p_in={p_in}, p_out={p_out}, {G.number_of_edges()} edges; ego-Facebook not found "
                "locally, set DPGRAPH_DATA_DIR to use it)")
-
-
-def parse_nodes(spec: str, nodes: Sequence[Any], name: str) -> list:
-    """Parse a node list from the command line against a release's public nodes.
-
-    ``spec`` is comma-separated labels (``"1,2,5"``), a range of integer
-    labels (``"0-99"``), a mix (``"0-9,20,30-39"``) or ``@FILE`` with labels
-    separated by commas, spaces or new lines.  Each label is matched to a node
-    by its text (``str(node)``), so integer and string labels both work.
-
-    Parameters
-    ----------
-    spec : str
-    nodes : sequence
-        The release's public node labels.
-    name : str
-        Argument name for error messages (``--S``).
-
-    Returns
-    -------
-    list
-
-    Examples
-    --------
-    >>> parse_nodes("0-2,5", list(range(10)), "--S")
-    [0, 1, 2, 5]
-    >>> parse_nodes("b,a", ["a", "b", "c"], "--T")
-    ['b', 'a']
-    """
-    if spec.startswith("@"):
-        path = Path(spec[1:])
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise ValueError(f"{name}: cannot read node file {path} ({exc.strerror})") from None
-        tokens = text.replace(",", " ").split()
-    else:
-        tokens = [t.strip() for t in spec.split(",") if t.strip()]
-    if not tokens:
-        raise ValueError(f"{name} is empty; give node labels like 1,2,3 or 0-99 or @file")
-    by_text: dict[str, Any] = {}
-    for v in nodes:
-        key = str(v)
-        if key in by_text:
-            raise ValueError(f"{name}: two nodes print as the same text; node labels are ambiguous")
-        by_text[key] = v
-    out, missing = [], 0
-    for tok in tokens:
-        if tok in by_text:
-            out.append(by_text[tok])
-            continue
-        lo, sep, hi = tok.partition("-")
-        if sep and lo.strip().lstrip("-").isdigit() and hi.strip().isdigit():
-            for k in range(int(lo), int(hi) + 1):
-                if str(k) in by_text:
-                    out.append(by_text[str(k)])
-                else:
-                    missing += 1
-        else:
-            missing += 1
-    if missing:
-        raise ValueError(f"{name} names {missing} node(s) that are not in the release; "
-                         "use labels from the released graph")
-    return out
 
 
 def _fmt(est: Any) -> tuple[str, str, str]:
@@ -209,39 +151,35 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 def _release(args: argparse.Namespace) -> int:
     import dpgraph
 
-    from . import datasets
-
-    src = Path(args.edgelist)
-    if not src.exists():
+    src = args.edgelist
+    if "://" not in src and not os.path.exists(src):
         raise ValueError(f"EDGELIST: file {src} does not exist")
-    G = datasets.snap_edgelist(src, directed=args.directed)
     if args.nodes is None and not args.nodes_from_edges:
         raise ValueError(
             "--nodes is required: the vertex set of a release is public, and reading it off "
             "the edge list would reveal which nodes have edges (not covered by edge-DP). "
-            "Pass the public vertex set (e.g. --nodes 0-4038 or --nodes @ids.txt), or "
-            "--nodes-from-edges if the set of nodes with edges is itself public"
+            "Pass the public vertex set (e.g. --nodes 4039, --nodes 0-4038 or --nodes @ids.txt), "
+            "or --nodes-from-edges if the set of nodes with edges is itself public"
         )
-    if args.nodes is not None:
-        public = _public_nodes(args.nodes)
-        outside = G.number_of_nodes() - len(set(G.nodes()) & set(public))
-        if outside:
-            raise ValueError(f"EDGELIST has edges at {outside} node(s) outside --nodes; "
-                             "--nodes must list the whole public vertex set")
-        H = G.__class__()
-        H.add_nodes_from(public)
-        H.add_edges_from(G.edges())
-        G = H
-    signing_key = None if args.signing_key is None else _key_file(args.signing_key, "--signing-key")
+    if args.nodes is not None and args.nodes_from_edges:
+        raise ValueError("give --nodes or --nodes-from-edges, not both")
+    if args.budget is not None and args.ledger is None:
+        raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
+    # everything that can fail is checked before the ledger is charged (inside release)
+    check_output(args.output, "-o", force=args.force,
+                 inputs=[src, args.ledger, args.signing_key, _at_file(args.nodes)])
+    signing_key = None if args.signing_key is None else _key_file(args.signing_key,
+                                                                  "--signing-key", secret=True)
+    nodes = (_nodes_in_file(src) if args.nodes_from_edges
+             else parse_node_list(args.nodes, "--nodes", count=True))
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
         ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
-    elif args.budget is not None:
-        raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
     with warnings.catch_warnings():  # said once, below, in the command line's own words
         warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
-        R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
-                            keep=args.keep, target_edges=args.target_edges, ledger=ledger)
+        R = dpgraph.release(src, args.epsilon, seed=args.seed, directed=args.directed,
+                            nodes=nodes, keep=args.keep, target_edges=args.target_edges,
+                            ledger=ledger)
     R.save(args.output, signing_key=signing_key)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
@@ -251,45 +189,49 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _public_nodes(spec: str) -> list:
-    """--nodes: 'N' (0..N-1), 'a-b' ranges and integers separated by commas, or @FILE."""
-    if spec.startswith("@"):
+def _at_file(spec: str | None) -> str | None:
+    return spec[1:] if spec is not None and spec.startswith("@") else None
+
+
+def _nodes_in_file(path: str) -> list:
+    """--nodes-from-edges: every label the edge list names (integers when all are)."""
+    from .graph.edgelist import read_table_chunks, source_name
+
+    seen: set[bytes] = set()
+    for chunk in read_table_chunks(path):
+        for col in chunk.columns:
+            seen.update(np.unique(col).tolist())
+    labels = []
+    for tok in seen:
+        text = None
         try:
-            tokens = Path(spec[1:]).read_text().replace(",", " ").split()
-        except OSError as exc:
-            raise ValueError(f"--nodes: cannot read {spec[1:]} ({exc.strerror})") from None
-    else:
-        tokens = [t for t in spec.split(",") if t.strip()]
-    out: list[int] = []
+            text = tok.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        if text is None:  # outside the handler: the exception would carry the label
+            raise ValueError(f"{source_name(path)}: a label is not valid UTF-8 text")
+        labels.append(text)
     try:
-        if len(tokens) == 1 and "-" not in tokens[0] and not spec.startswith("@"):
-            return list(range(int(tokens[0])))
-        for tok in tokens:
-            lo, sep, hi = tok.partition("-")
-            out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+        return [int(t) for t in labels]
     except ValueError:
-        raise ValueError(
-            "--nodes must be N, ranges like 0-99, integers, or @FILE of integers"
-        ) from None
-    if not out:
-        raise ValueError("--nodes is empty")
-    return out
+        return labels
 
 
 # --------------------------------------------------------------------------- cut
 def _cut(args: argparse.Namespace) -> int:
     from .graph import load
 
-    verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key")
+    verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key",
+                                                             secret=False)
     R = load(args.file, verify_key=verify)
-    S = parse_nodes(args.S, R.nodes, "--S")
+    S = select_nodes(args.S, R.nodes, "--S")
     if args.T is None:
         chosen = set(S)
         T = [v for v in R.nodes if v not in chosen]
         if not T:
             raise ValueError("--S covers every node; give --T or a smaller --S")
     else:
-        T = parse_nodes(args.T, R.nodes, "--T")
+        T = select_nodes(args.T, R.nodes, "--T")
     est = R.cut(S, T, proper=not args.unbiased)
     lo, hi = est.ci(args.level)
     if args.json:
@@ -307,32 +249,47 @@ def _cut(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- signing keys
-def _key_file(path: str, name: str) -> bytes:
-    """A raw 32-byte key from a file holding its 64 hex digits (as written by keygen)."""
+def _key_file(path: str, name: str, *, secret: bool) -> bytes:
+    """A raw key from a file of hex digits as keygen writes it: 128 for a signing key
+    (``.key``), 64 for a verify key (``.pub``); each refused where the other belongs."""
+    import stat
+
+    from .graph.signing import SIGNING_KEY_BYTES, VERIFY_KEY_BYTES
+
+    key = b""
     try:
-        text = Path(path).read_text().strip()
-        key = bytes.fromhex(text)
+        if stat.S_ISREG(os.stat(path).st_mode) and os.path.getsize(path) <= 4096:
+            key = bytes.fromhex(Path(path).read_text(encoding="ascii").strip())
     except (OSError, UnicodeDecodeError, ValueError):
         key = b""
-    if len(key) != 32:
-        raise ValueError(f"{name}: {path} is not a key file (64 hex digits, see 'dpgraph keygen')")
+    want, other = (SIGNING_KEY_BYTES, VERIFY_KEY_BYTES) if secret else (VERIFY_KEY_BYTES,
+                                                                        SIGNING_KEY_BYTES)
+    if len(key) == other:
+        kind = ("a verify key (.pub); sign with the signing key (.key) of the pair" if secret
+                else "a signing key (.key): keep it secret and give the verify key (.pub)")
+        raise ValueError(f"{name}: {path} is {kind}")
+    if len(key) != want:
+        raise ValueError(f"{name}: {path} is not a key file (hex digits, see 'dpgraph keygen')")
     return key
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    import os
-
     from .graph.signing import generate_signing_key
 
-    secret, public = Path(args.prefix + ".key"), Path(args.prefix + ".pub")
+    secret, public = args.prefix + ".key", args.prefix + ".pub"
     for p in (secret, public):
-        if p.exists():
+        if os.path.lexists(p):  # a dangling symlink too: never write through it
             raise ValueError(f"{p} exists; not overwriting a key")
+    folder = os.path.dirname(os.path.abspath(secret))
+    if not os.path.isdir(folder):
+        raise ValueError(f"keygen: the folder {folder} does not exist")
     sk, vk = generate_signing_key()
-    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(sk.hex() + "\n")
-    public.write_text(vk.hex() + "\n")
+    for p, key, mode in ((secret, sk, 0o600), (public, vk, 0o644)):
+        # O_EXCL refuses any existing name (a symlink included), O_NOFOLLOW any link
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     mode)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(key.hex() + "\n")
     print(f"signing key (keep it secret) -> {secret}; verify key (publish it) -> {public}")
     return 0
 
@@ -395,15 +352,17 @@ def register_commands(subparsers: Any) -> None:
         "release", help="release an edge-list file as an epsilon-edge-DP graph file",
         description="Read a whitespace-separated edge list (SNAP style; '#' comments; .gz ok), "
                     "release it with mechanism E and save it in dpgraph's file format.")
-    r.add_argument("edgelist", help="edge list file, one 'u v' pair per line (integer node ids)")
+    r.add_argument("edgelist", help="edge list file or URL, one 'u v' pair per line (plain or "
+                                    "gzip; '#' comments; further columns ignored)")
     r.add_argument("--epsilon", "-e", type=_positive_float, required=True, help="privacy parameter > 0")
     r.add_argument("-o", "--output", required=True, help="output file (dpgraph format)")
+    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     r.add_argument("--seed", type=_seed, default=None,
                    help="reproducible release (testing only; default: secure randomness)")
     r.add_argument("--directed", action="store_true", help="release ordered pairs (a directed graph)")
     r.add_argument("--nodes", default=None,
-                   help="the PUBLIC vertex set (required): N (nodes 0..N-1), ranges like 0-4038, "
-                        "or @FILE of ids")
+                   help="the PUBLIC vertex set (required): N (nodes 0..N-1), labels and ranges "
+                        "like 0-4038,5000, or @FILE of labels")
     r.add_argument("--nodes-from-edges", action="store_true",
                    help="use the nodes that appear in EDGELIST as the vertex set; only when that "
                         "set is itself public (it reveals which nodes have edges)")

@@ -41,6 +41,10 @@ from typing import Any
 import numpy as np
 
 from .core import Channel, count_estimate, rr_probabilities
+from .validation import check_bool
+
+_STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
+_FLOAT_MAX = 1.7976931348623157e308
 
 __all__ = [
     "DEFAULT_EPSILONS",
@@ -74,7 +78,7 @@ def _int(value: Any, name: str, minimum: int) -> int:
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return x
@@ -83,7 +87,7 @@ def _positive(value: Any, name: str) -> float:
 def _nonneg(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x >= 0):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return x
@@ -544,7 +548,9 @@ def plan(
     True
     """
     nodes = _int(nodes, "nodes", 2)
-    directed = bool(directed)
+    directed = check_bool(directed, "directed")  # "no" would be read as True
+    if statistic is not None and statistic not in _STATISTICS:
+        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     sides = None if sides is None else _check_sides(sides, nodes)
     assumptions = {}
     for key, val in (("cut", cut), ("edges", edges), ("triangles", triangles),

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import RELEASE_FILE_HELP, int_option
+from .cli_types import RELEASE_FILE_HELP, check_output, int_option
 
 __all__ = ["register"]
 
@@ -126,8 +126,8 @@ def _report(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such release file (write one with 'dpgraph release')")
+    out = Path(check_output(args.output, "-o", force=args.force, inputs=[args.file]))
     R = load(path)
-    out = Path(args.output)
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -182,6 +182,7 @@ def register(subparsers: Any) -> None:
                     "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
+    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     r.add_argument("--title", default=None, help="title of the report (default: the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")
     r.add_argument("--quiet", action="store_true", help="no progress messages")

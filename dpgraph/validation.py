@@ -22,6 +22,7 @@ Two ways to use it:
 
 from __future__ import annotations
 
+import decimal
 import functools
 import inspect
 import math
@@ -30,6 +31,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
+
+from ._reals import as_float as _as_float
+from ._reals import float_at_most as _float_at_most
 
 __all__ = [
     "AnyOf",
@@ -57,10 +61,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is a finite real > 0.
 
+    Never larger than the value given: a real that no float equals is rounded
+    *down*, so a release is certified for at most the epsilon asked for.
+
     Parameters
     ----------
     epsilon : Any
-        Candidate privacy parameter.
+        Candidate privacy parameter: any real number (int, float, numpy
+        scalar, ``fractions.Fraction``, ``decimal.Decimal``).
     name : str
         Argument name used in error messages.
 
@@ -74,32 +82,27 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
         If ``epsilon`` is a bool, a string, a complex number, an array or
         anything but a real scalar.
     ValueError
-        If ``epsilon`` is NaN, infinite or not strictly positive.
+        If ``epsilon`` is NaN, infinite, beyond the float range (10**400) or
+        not strictly positive.
 
     Examples
     --------
     >>> check_epsilon(1)
     1.0
+    >>> from fractions import Fraction
+    >>> check_epsilon(Fraction(1, 10)) <= Fraction(1, 10) < check_epsilon(0.1)
+    True
     """
     if isinstance(epsilon, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, not a bool; pass e.g. {name}=1.0")
     if isinstance(epsilon, np.ndarray) and epsilon.ndim == 0:
-        epsilon = epsilon.item()
-    if not isinstance(epsilon, numbers.Real):
+        epsilon = epsilon[()]
+    if not isinstance(epsilon, (numbers.Real, decimal.Decimal)):
         raise TypeError(
             f"{name} must be a real number (float or int), got {type(epsilon).__name__}; "
             f"pass e.g. {name}=1.0"
         )
-    value = float(epsilon)
-    if math.isnan(value):
-        raise ValueError(f"{name} is NaN; pass a finite privacy parameter > 0, e.g. {name}=1.0")
-    if math.isinf(value):
-        raise ValueError(
-            f"{name} must be finite (infinite epsilon means no privacy); pass e.g. {name}=1.0"
-        )
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}; pass e.g. {name}=1.0")
-    return value
+    return _float_at_most(epsilon, name, f"a finite privacy parameter > 0, e.g. {name}=1.0")
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -141,7 +144,7 @@ def check_probability(value: Any, name: str, *, allow_zero: bool = False,
     interval = "[0, 1]" if allow_zero else "(0, 1]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number in {interval}, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(value)
     low_ok = value >= 0 if allow_zero else value > 0
     if not (low_ok and value <= 1):  # NaN fails both comparisons
         hint = f"; e.g. {name}={example}" if example is not None else ""
@@ -159,7 +162,7 @@ def check_level(level: Any) -> float:
     """
     if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real):
         raise TypeError(f"level must be a real number in (0, 1), got {type(level).__name__}")
-    level = float(level)
+    level = _as_float(level)
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, e.g. 0.95; got {level!r}")
     return level

@@ -96,7 +96,7 @@ def test_seeded_release_warns(tmp_path, edgelist, capsys):
     (["cut", "{bad}", "--S", "0"], "not a dpgraph file"),
     (["release", "/nonexistent.txt", "-e", "1", "-o", "{out}"], "EDGELIST"),
     (["release", "{edges}", "-e", "1", "-o", "{out}"], "--nodes is required"),
-    (["release", "{edges}", "-e", "1", "-o", "{out}", "--nodes", "0-9"], "outside --nodes"),
+    (["release", "{edges}", "-e", "1", "-o", "{out}", "--nodes", "0-9"], "not in nodes"),
 ])
 def test_bad_inputs_name_the_argument(tmp_path, edgelist, capsys, argv, msg):
     path, _ = edgelist

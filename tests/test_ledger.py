@@ -83,12 +83,13 @@ def test_named_scopes_have_their_own_budgets_in_one_file(tmp_path):
     L = PrivacyLedger.open(path, total_epsilon=1.0)
     M = L.with_scope("survey B")
     L.charge(1.0)
-    M.charge(0.75)
-    with pytest.raises(BudgetExceededError, match="survey B"):
+    with pytest.warns(dpgraph.exceptions.NewScopeWarning, match="'default'"):
+        M.charge(0.75)  # a new scope beside 'default': said, in case it is a typo
+    with pytest.raises(BudgetExceededError, match="survey b"):
         M.charge(0.5)
     back = PrivacyLedger.load(path, scope="survey B")
     assert back.spent() == 0.75 and PrivacyLedger.load(path).spent() == 1.0
-    assert {e.scope for e in back.entries} == {"default", "survey B"}
+    assert {e.scope for e in back.entries} == {"default", "survey b"}  # names are case-folded
 
 
 @pytest.mark.parametrize(

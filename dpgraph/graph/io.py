@@ -45,6 +45,7 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 import sys
 import tempfile
@@ -169,7 +170,7 @@ class IOMixin:
         path : str or os.PathLike
             Destination file; overwritten if it exists.
         signing_key : Ed25519PrivateKey or bytes, optional
-            The curator's Ed25519 key (object or raw 32 bytes, see
+            The curator's Ed25519 key (object or its raw 64 bytes, see
             :func:`dpgraph.generate_signing_key`): appends a signature so
             that ``dpgraph.load(path, verify_key=...)`` can check the file is
             the curator's and unaltered.
@@ -234,9 +235,15 @@ class IOMixin:
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
         folder = path.parent if str(path.parent) else Path(".")
-        if not folder.is_dir():  # name the requested path, not the temporary file
+        # every refusal names the requested path, never the temporary file
+        if not folder.is_dir():
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
+        if path.is_dir():
+            raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
+        _remove_leftovers(folder, path.name)
+        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path.name) + f"{os.getpid()}-",
+                                   dir=folder)
+        failed = None
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
@@ -246,12 +253,50 @@ class IOMixin:
                 if sk is not None:
                     fh.write(signing.sign_digest(sk, digest.digest()))
             os.replace(tmp, path)
-        except BaseException:
-            try:
+        except OSError as exc:
+            failed = exc.strerror or type(exc).__name__
+        finally:
+            if os.path.exists(tmp):
                 os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        if failed is not None:
+            raise OSError(f"cannot save to {path}: {failed}")
+
+
+def _tmp_prefix(name: str) -> str:
+    return f".{name}.dpgraph-tmp-"
+
+
+def _remove_leftovers(folder: Path, name: str) -> None:
+    """Remove the temporary files of a killed save of ``name`` (their process is gone).
+
+    A temporary file is ``.NAME.dpgraph-tmp-PID-XXXX``: one whose process
+    still runs (a concurrent save) is left alone.
+    """
+    prefix = _tmp_prefix(name)
+    try:
+        names = [f for f in os.listdir(folder) if f.startswith(prefix)]
+    except OSError:
+        return
+    for f in names:
+        pid = f[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(folder / f)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or unknown: keep its file
+    return True
 
 
 # --------------------------------------------------------------------------- load
@@ -280,12 +325,16 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{path} is a directory, not a dpgraph file")
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{path} is a directory, not a dpgraph file")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open forever
+        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device), not a "
+                         "dpgraph file")
+    size = st.st_size
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:

@@ -61,6 +61,7 @@ __all__ = [
     "pair_from_index",
     "pair_index",
     "release_sparse",
+    "sparse_release_bytes",
     "subsampled_probabilities",
 ]
 
@@ -192,6 +193,31 @@ def subsampled_probabilities(
 # ---------------------------------------------------------------------------
 # the sparse release
 # ---------------------------------------------------------------------------
+def sparse_release_bytes(probs: SubsampledProbabilities, n: int, directed: bool,
+                         m: int) -> int:
+    """Memory a sparse release of ``n`` nodes and ``m`` edges needs, with a margin.
+
+    The expected output is alpha m + beta (N - m) pairs; six standard
+    deviations are added (a release larger than that has probability below
+    1e-9).  Each output pair costs its column twice (the parts, then the
+    concatenated CSR), the true edges 17 bytes each (keys, two random words,
+    a mask) and the row counts and pointers 16 bytes a node.
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=1.0)
+    >>> sparse_release_bytes(sp, 60_000, False, 0) > 3 * 2**30
+    True
+    """
+    N = pair_count(n, directed)
+    alpha, beta = float(probs.alpha), float(probs.beta)
+    mean = alpha * m + beta * (N - m)
+    std = (alpha * (1 - alpha) * m + beta * (1 - beta) * (N - m)) ** 0.5
+    width = 4 if n < 2**31 else 8
+    return int(2 * width * (mean + 6 * std + 1)) + 17 * int(m) + 16 * (int(n) + 1)
+
+
 def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
                    source: RandomSource) -> SparseAdjacency:
     """Sample the subsampled release of ``enc`` in O(m + output) time and memory.
