@@ -6,13 +6,14 @@ finding part's debiased block sums; nothing is n x n (similarities are
 computed in row blocks, the neighbour graph has n * knn edges).
 
 * :func:`knn_louvain`: Louvain on the cosine k-nearest-neighbour graph of the
-  rows of X, then the communities merged by Louvain on the graph of
-  communities weighted by their debiased edge counts ("denoised");
-* :func:`background_louvain`: the same on the nodes whose embedding clears
-  the noise (squared norm above c times that of a row of pure noise), the
-  others in one background community: at low epsilon most rows of X are
-  noise, and their cosine directions would scatter them over the
-  communities;
+  rows of X; its communities are merged by Louvain on the graph of
+  communities weighted by their debiased edge counts (:func:`merge_on_blocks`,
+  "denoised");
+* :func:`with_background`: the same communities with the nodes whose
+  embedding does not clear the noise (squared norm below c times that of a
+  row of pure noise) moved to one background community before the merge:
+  at low epsilon most rows of X are noise, and their cosine directions would
+  scatter them over the communities;
 * :func:`kmeans_labels`: k-means of the unnormalized rows into q + 1
   clusters ("spectral"); rows near the origin form their own cluster.
 """
@@ -83,26 +84,21 @@ def merge_on_blocks(block_sums: Callable[[np.ndarray, int], np.ndarray], lab: np
     return merged[lab]
 
 
-def knn_louvain(X: np.ndarray, knn: int, block_sums: Callable, seed: int | None,
-                resolution: float = 1.0) -> np.ndarray:
-    """"denoised": Louvain on the cosine kNN graph of X, then :func:`merge_on_blocks`."""
-    lab = louvain(X.shape[0], *knn_graph(X, knn), seed)
-    return merge_on_blocks(block_sums, lab, seed, resolution)
+def knn_louvain(X: np.ndarray, knn: int, seed: int | None) -> np.ndarray:
+    """Louvain (networkx, ``seed``) on the cosine kNN graph of the rows of X: many small communities."""
+    return louvain(X.shape[0], *knn_graph(X, knn), seed)
 
 
-def background_louvain(X: np.ndarray, noise_sq: float, c: float, knn: int, block_sums: Callable,
-                       seed: int | None, resolution: float = 1.0) -> np.ndarray | None:
-    """:func:`knn_louvain` on the rows with squared norm above c * ``noise_sq``, the rest in one community.
+def with_background(X: np.ndarray, lab: np.ndarray, noise_sq: float, c: float) -> np.ndarray | None:
+    """``lab`` + 1 on the rows with squared norm above c * ``noise_sq``, 0 (the background) elsewhere.
 
     ``noise_sq`` is the expected squared norm of a row of X that carries no
-    structure.  None when too few rows clear the threshold.
+    structure.  None when every row, or too few rows, clear the threshold.
     """
     conf = np.einsum("ij,ij->i", X, X) > c * noise_sq
     if conf.sum() <= X.shape[1] + 1 or conf.all():
         return None
-    lab = np.zeros(X.shape[0], dtype=np.int64)
-    lab[conf] = louvain(int(conf.sum()), *knn_graph(X[conf], knn), seed) + 1
-    return merge_on_blocks(block_sums, lab, seed, resolution)
+    return np.where(conf, lab + 1, 0)
 
 
 def kmeans_labels(X: np.ndarray, k: int, seed: int | None, restarts: int = 4) -> np.ndarray:

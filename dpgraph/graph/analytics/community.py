@@ -173,12 +173,14 @@ def _candidates(method: str, X: np.ndarray, q: int, noise_sq: float, knn: int, o
 
     out = {}
     if method in ("auto", "denoised"):
-        lab = cl.knn_louvain(X, knn, sums, seed, resolution)
+        fine = cl.knn_louvain(X, knn, seed)
+        lab = cl.merge_on_blocks(sums, fine, seed, resolution)
         out["denoised"] = cl.fit_rule(X, lab, True, None)
     if method == "auto":
         for c in _BACKGROUND:
-            lab = cl.background_louvain(X, noise_sq, c, knn, sums, seed, resolution)
+            lab = cl.with_background(X, fine, noise_sq, c)
             if lab is not None:
+                lab = cl.merge_on_blocks(sums, lab, seed, resolution)
                 out[f"denoised, background {c:g}"] = cl.fit_rule(X, lab, True, c * noise_sq)
     if method in ("auto", "spectral"):
         lab = cl.kmeans_labels(X, int(min(q + 1, X.shape[0])), seed)
