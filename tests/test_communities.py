@@ -150,7 +150,7 @@ def test_modularity_interval_covers_the_partitions_true_modularity():
     found in a fraction of the resolvable releases inside the 99.9% binomial band
     around 0.95 (unresolvable ones report the trivial partition exactly).  Without the
     counterfactual correction of the held-out score (weight 0) the pooled coverage
-    falls to 0.72 on these releases, below the band."""
+    falls to 0.69 on these releases (69 of 100), below the band."""
     from scipy.stats import binom
 
     hits, total = 0, 0
