@@ -14,10 +14,10 @@ Two tables, both measured in this run:
    degree about 10, at eps = 1 and 4: the new path only (the dense one would
    need 3 x 37 GiB); resolvable or not, with its time and memory.
 
-A missed goal is printed as measured, with "MISSED".  Run the children
-under a memory limit (``python /path/to/memwatch --limit-gib 6 -- python
-benchmarks/bench_communities.py``); a child killed for memory is reported
-as such.
+A missed goal is printed as measured, with "MISSED".  The dense child
+needs about 4.5 GiB at 20,000 nodes; on a shared machine run the script
+under a memory limit.  A child that fails or is killed is reported as such,
+with no ratio.
 
 Usage::
 
