@@ -20,6 +20,11 @@ adjacency stores each unordered pair once, in the row of its smaller end.
 members (a batch of cuts as a loop over single cuts, the edge list from the
 row blocks, the edge count from the degrees); implementations override them
 where they have something faster.
+
+Products: :meth:`Adjacency.matmat` multiplies the released 0/1 adjacency
+(symmetric, both triangles, for an undirected release) by a dense float
+block without ever forming an n x n float matrix, so leading eigenvectors and
+block sums of a partition cost passes over the stored bits, not n^2 floats.
 """
 
 from __future__ import annotations
@@ -90,6 +95,14 @@ class Adjacency(Protocol):
 
     def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (rows, cols) of every stored pair, row-major."""
+        ...
+
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ X for the released 0/1 adjacency A (A^T @ X with ``transpose``; A symmetric if undirected)."""
+        ...
+
+    def matvec(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ x for one vector (A^T @ x with ``transpose``)."""
         ...
 
 
@@ -174,6 +187,47 @@ class AdjacencyBase:
         """:meth:`cut_counts` of the queries of a (Q, n) membership matrix (1 = S, -1 = T)."""
         return self.cut_counts([(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in member])
 
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """The released 0/1 adjacency A times a dense block: A @ X, or A^T @ X with ``transpose``.
+
+        A is n x n with A[i, j] = 1 when pair (i, j) is released as an edge
+        (both triangles for an undirected release, so A is symmetric and
+        ``transpose`` changes nothing; the diagonal is 0).  The default reads
+        :meth:`row_blocks` (about 2^22 pairs at a time) and multiplies each
+        block with BLAS, so memory stays O(block + n k): never an n x n float.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, k) or (n,)
+            float32 stays float32 (sums of 0/1 entries are exact below 2^24),
+            anything else is computed in float64.
+        transpose : bool, default False
+            Multiply by A^T (directed releases: in-edges instead of out-edges).
+
+        Returns
+        -------
+        numpy.ndarray
+            Same shape as ``X``.
+        """
+        X, vector = _as_block(X, self.n)
+        out = np.zeros_like(X)
+        rows = max(1, (1 << 22) // max(self.n, 1))
+        for i0, bits in self.row_blocks(rows):
+            B = bits.astype(X.dtype)
+            i1 = i0 + B.shape[0]
+            if not self.directed or not transpose:
+                out[i0:i1] += B @ X
+            if not self.directed or transpose:
+                out += B.T @ X[i0:i1]
+        return out[:, 0] if vector else out
+
+    def matvec(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """:meth:`matmat` of one vector: A @ x (A^T @ x with ``transpose``), shape (n,)."""
+        x = np.asarray(x)
+        if x.ndim != 1:
+            raise ValueError(f"x must be a vector of length n = {self.n}, got shape {x.shape}")
+        return self.matmat(x, transpose)
+
     def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (rows, cols) of every stored pair, row-major, from :meth:`row_blocks`."""
         rows, cols = [], []
@@ -184,3 +238,16 @@ class AdjacencyBase:
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(rows), np.concatenate(cols)
+
+
+def _as_block(X: np.ndarray, n: int) -> tuple[np.ndarray, bool]:
+    """(C-contiguous float32/float64 block of shape (n, k), whether X was a vector)."""
+    X = np.asarray(X)
+    if X.ndim not in (1, 2) or X.shape[0] != n:
+        raise ValueError(f"X must have shape (n,) or (n, k) with n = {n} nodes, got shape {X.shape}")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.iscomplexobj(X):
+        raise TypeError(f"X must be a real numeric array, got dtype {X.dtype}")
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    vector = X.ndim == 1
+    X = np.ascontiguousarray(X.reshape(n, -1), dtype=dtype)
+    return X, vector
