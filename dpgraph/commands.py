@@ -24,7 +24,7 @@ from .cli_types import (
     select_nodes,
 )
 
-__all__ = ["demo_graph", "register_commands"]
+__all__ = ["demo_graph", "register_commands", "signing_key_file", "verify_key_file"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -107,8 +107,9 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"{label:<18}{truth[k]:>9,}{v:>11}{s:>8}  {ci:<20}{raw_pairs[k]:>11,}")
     inside = sum(est.ci(0.95)[0][k] <= truth[k] <= est.ci(0.95)[1][k] for k in range(len(queries)))
     print(f"\n{inside} of {len(queries)} true cuts lie inside their 95% intervals. "
-          f"The released graph itself has {R.number_of_edges():,} edges vs {G.number_of_edges():,} "
-          "true ones: raw counts are biased, the estimates are not.")
+          f"The released graph itself has {R.number_of_released_edges():,} edges vs "
+          f"{G.number_of_edges():,} true ones: raw counts are biased; the estimate, "
+          f"R.number_of_edges(), is {R.number_of_edges()}.")
     if args.out is None:
         import tempfile
 
@@ -119,7 +120,7 @@ def _demo(args: argparse.Namespace) -> int:
     _demo_plot(png, queries, est, truth, name.split(" (")[0], R.epsilon)
     print(f"plot: {png}")
     if args.save:
-        R.save(args.save)
+        R.save(args.save, name=name.split(" (")[0])
         print(f"release saved to {args.save} (read it with dpgraph.load)")
     return 0
 
@@ -168,25 +169,41 @@ def _release(args: argparse.Namespace) -> int:
     # everything that can fail is checked before the ledger is charged (inside release)
     check_output(args.output, "-o", force=args.force,
                  inputs=[src, args.ledger, args.signing_key, _at_file(args.nodes)])
-    signing_key = None if args.signing_key is None else _key_file(args.signing_key,
-                                                                  "--signing-key", secret=True)
+    signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
     nodes = (_nodes_in_file(src) if args.nodes_from_edges
              else parse_node_list(args.nodes, "--nodes", count=True))
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
-        ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
+        ledger = _open_ledger(args.ledger, args.budget)
     with warnings.catch_warnings():  # said once, below, in the command line's own words
         warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
         R = dpgraph.release(src, args.epsilon, seed=args.seed, directed=args.directed,
                             nodes=nodes, keep=args.keep, target_edges=args.target_edges,
                             ledger=ledger)
-    R.save(args.output, signing_key=signing_key)
+    R.save(args.output, signing_key=signing_key, name=args.name)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
     if args.seed is not None:
         print("warning: --seed makes the release reproducible and predictable; "
               "never publish a seeded release of real data", file=sys.stderr)
     return 0
+
+
+def _open_ledger(path: str, budget: float | None) -> Any:
+    """``--ledger FILE`` with ``--budget TOTAL``; the errors speak of the flags."""
+    from .ledger import PrivacyLedger
+
+    if not Path(path).exists():
+        if budget is None:
+            raise ValueError(f"--ledger {path}: no such ledger file; create it by adding "
+                             "--budget TOTAL (the total epsilon this dataset may ever spend)")
+        return PrivacyLedger.open(path, total_epsilon=budget)
+    ledger = PrivacyLedger.open(path)
+    if budget is not None and budget != ledger.total_epsilon:
+        raise ValueError(f"--budget {budget:g}: the ledger {path} already has a total of "
+                         f"{ledger.total_epsilon:g}, which cannot be changed; drop --budget to "
+                         "charge it")
+    return ledger
 
 
 def _at_file(spec: str | None) -> str | None:
@@ -221,9 +238,7 @@ def _nodes_in_file(path: str) -> list:
 def _cut(args: argparse.Namespace) -> int:
     from .graph import load
 
-    verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key",
-                                                             secret=False)
-    R = load(args.file, verify_key=verify)
+    R = load(args.file, verify_key=verify_key_file(args.verify_key))
     S = select_nodes(args.S, R.nodes, "--S")
     if args.T is None:
         chosen = set(S)
@@ -249,48 +264,33 @@ def _cut(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- signing keys
-def _key_file(path: str, name: str, *, secret: bool) -> bytes:
-    """A raw key from a file of hex digits as keygen writes it: 128 for a signing key
-    (``.key``), 64 for a verify key (``.pub``); each refused where the other belongs."""
-    import stat
+def signing_key_file(path: str) -> Any:
+    """The key of ``--signing-key FILE`` (``PREFIX.key`` of keygen); errors name the flag."""
+    from .graph.signing import signing_key
 
-    from .graph.signing import SIGNING_KEY_BYTES, VERIFY_KEY_BYTES
+    return signing_key(path, "--signing-key")
 
-    key = b""
-    try:
-        if stat.S_ISREG(os.stat(path).st_mode) and os.path.getsize(path) <= 4096:
-            key = bytes.fromhex(Path(path).read_text(encoding="ascii").strip())
-    except (OSError, UnicodeDecodeError, ValueError):
-        key = b""
-    want, other = (SIGNING_KEY_BYTES, VERIFY_KEY_BYTES) if secret else (VERIFY_KEY_BYTES,
-                                                                        SIGNING_KEY_BYTES)
-    if len(key) == other:
-        kind = ("a verify key (.pub); sign with the signing key (.key) of the pair" if secret
-                else "a signing key (.key): keep it secret and give the verify key (.pub)")
-        raise ValueError(f"{name}: {path} is {kind}")
-    if len(key) != want:
-        raise ValueError(f"{name}: {path} is not a key file (hex digits, see 'dpgraph keygen')")
-    return key
+
+def verify_key_file(path: str | None) -> Any:
+    """The key of ``--verify-key FILE`` (``PREFIX.pub`` of keygen), or None without one."""
+    from .graph.signing import verify_key
+
+    return None if path is None else verify_key(path, "--verify-key")
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from .graph.signing import generate_signing_key
+    from .graph.signing import public_hex, verify_key, write_key_files
 
-    secret, public = args.prefix + ".key", args.prefix + ".pub"
-    for p in (secret, public):
+    for p in (args.prefix + ".key", args.prefix + ".pub"):
         if os.path.lexists(p):  # a dangling symlink too: never write through it
             raise ValueError(f"{p} exists; not overwriting a key")
-    folder = os.path.dirname(os.path.abspath(secret))
+    folder = os.path.dirname(os.path.abspath(args.prefix + ".key"))
     if not os.path.isdir(folder):
         raise ValueError(f"keygen: the folder {folder} does not exist")
-    sk, vk = generate_signing_key()
-    for p, key, mode in ((secret, sk, 0o600), (public, vk, 0o644)):
-        # O_EXCL refuses any existing name (a symlink included), O_NOFOLLOW any link
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                     mode)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(key.hex() + "\n")
-    print(f"signing key (keep it secret) -> {secret}; verify key (publish it) -> {public}")
+    secret, public = write_key_files(args.prefix)
+    print(f"signing key (keep it secret) -> {secret}\n"
+          f"verify key (publish it)      -> {public}  "
+          f"(public key {public_hex(verify_key(public))})")
     return 0
 
 
@@ -377,6 +377,9 @@ def register_commands(subparsers: Any) -> None:
                         "if over budget (see SECURITY.md)")
     r.add_argument("--signing-key", default=None, metavar="FILE",
                    help="sign the file with this key (.key from 'dpgraph keygen')")
+    r.add_argument("--name", default=None,
+                   help="the data set's public name, kept in the file (e.g. 'SNAP ego-Facebook'); "
+                        "the title of 'dpgraph report'")
     r.add_argument("--budget", type=_positive_float, default=None, metavar="TOTAL",
                    help="total epsilon of a new --ledger FILE (needed only to create it)")
     r.set_defaults(func=_release)
@@ -400,6 +403,9 @@ def register_commands(subparsers: Any) -> None:
     k = subparsers.add_parser(
         "keygen", help="make an Ed25519 key pair to sign releases",
         description="Write PREFIX.key (the signing key, mode 0600: keep it secret) and PREFIX.pub "
-                    "(the verify key: give it to analysts) as hex text.")
+                    "(the verify key: give it to analysts) as PEM files. Sign with "
+                    "'dpgraph release ... --signing-key PREFIX.key'; analysts check with "
+                    "--verify-key PREFIX.pub (dpgraph cut, dpgraph report) or "
+                    "dpgraph.load(path, verify_key='PREFIX.pub').")
     k.add_argument("prefix", help="path prefix of the two key files")
     k.set_defaults(func=_keygen)

@@ -52,12 +52,12 @@ Examples
 --------
 >>> L = PrivacyLedger(total_epsilon=1.5)
 >>> _ = L.charge(1.0)
->>> L.spent(), L.remaining()
+>>> L.spent, L.remaining
 (1.0, 0.5)
 >>> L.charge(1.0)
 Traceback (most recent call last):
 ...
-dpgraph.exceptions.BudgetExceededError: epsilon=1 would bring the spending of scope 'default' to 2 > total_epsilon=1.5 (spent 1, remaining 0.5); nothing was released. Use a smaller epsilon.
+dpgraph.exceptions.BudgetExceededError: epsilon=1 would bring the spending of scope 'default' to 2 > total_epsilon=1.5 (spent 1, remaining 0.5); nothing was released. Use an epsilon of at most 0.5.
 """
 
 from __future__ import annotations
@@ -162,9 +162,9 @@ class PrivacyLedger:
     >>> L = PrivacyLedger(total_epsilon=1.0)
     >>> [L.charge(0.1).epsilon for _ in range(10)][-1]
     0.1
-    >>> L.remaining()
+    >>> L.remaining
     0.0
-    >>> L.with_scope("other dataset").remaining()
+    >>> L.with_scope("other dataset").remaining
     1.0
     """
 
@@ -209,14 +209,19 @@ class PrivacyLedger:
         return sum((Fraction(e.epsilon) for e in self._book.entries if e.scope == self.scope),
                    Fraction(0))
 
+    @property
     def spent(self) -> float:
-        """Epsilon already charged to this scope (read from the file, if any)."""
+        """Epsilon already charged to this scope (read from the file, if any, on every access)."""
         self._refresh()
         return float(self._spent_exact())
 
+    @property
     def remaining(self) -> float:
-        """Budget left in this scope (0 when used up; read from the file, if any)."""
+        """Budget left in this scope (0 when used up; read from the file, if any, on every access)."""
         self._refresh()
+        return self._remaining_now()
+
+    def _remaining_now(self) -> float:
         left = Fraction(self.total_epsilon) - self._spent_exact()
         return max(0.0, float(left)) if left > _REL_SLACK * Fraction(self.total_epsilon) else 0.0
 
@@ -288,7 +293,8 @@ class PrivacyLedger:
                 f"epsilon={epsilon:g} would bring the spending of scope {self.scope!r} to "
                 f"{float(after):g} > total_epsilon={self.total_epsilon:g} (spent "
                 f"{float(spent):g}, remaining {float(left):g}); nothing was released. "
-                "Use a smaller epsilon."
+                + (f"Use an epsilon of at most {float(left):g}." if left > _REL_SLACK * total
+                   else "The budget is used up: no further release of this dataset is possible.")
             )
         scopes = sorted({e.scope for e in self._book.entries})
         if scopes and self.scope not in scopes:
@@ -382,7 +388,7 @@ class PrivacyLedger:
         >>> path = os.path.join(tempfile.mkdtemp(), "budget.json")
         >>> L = PrivacyLedger.open(path, total_epsilon=2.0)
         >>> _ = L.charge(1.5)
-        >>> PrivacyLedger.open(path).remaining()
+        >>> PrivacyLedger.open(path).remaining
         0.5
         """
         path = _check_path(path)
@@ -446,10 +452,11 @@ class PrivacyLedger:
             ledger._book.entries.append(LedgerEntry(eps, scope, e["label"], e["time"]))
         return ledger
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # the names of the properties it shows (no file read)
         return (
             f"PrivacyLedger(total_epsilon={self.total_epsilon:g}, scope={self.scope!r}, "
-            f"spent={float(self._spent_exact()):g}, releases={len(self._book.entries)})"
+            f"spent={float(self._spent_exact()):g}, remaining={self._remaining_now():g}, "
+            f"releases={len(self._book.entries)})"
         )
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .core import Channel, count_estimate, rr_probabilities
+from .graph.typed.planning import typed_cut_std
 from .validation import check_bool
 
 _STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
@@ -58,6 +59,7 @@ __all__ = [
     "transitivity_std",
     "triangle_std",
     "triangle_variance_terms",
+    "typed_cut_std",
 ]
 
 #: The epsilon grid of the planner's table and plot when none is given.

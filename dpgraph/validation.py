@@ -297,8 +297,8 @@ class Interval(Constraint):
         return tuple(bad)
 
     def valid_example(self) -> Any:
-        if self.example is not None:
-            return self.example
+        if self.example is not None:  # written for messages: the number it spells
+            return int(self.example) if self.kind is numbers.Integral else float(self.example)
         lo, hi = self.left, self.right
         if lo is not None and hi is not None:
             mid = (lo + hi) / 2

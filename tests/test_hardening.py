@@ -159,7 +159,7 @@ def test_a_ledger_reached_through_a_symlink_keeps_one_budget(tmp_path):
         B.charge(0.5)  # 0.75 + 0.5 > 1 whichever name it is charged through
     with pytest.raises(dpgraph.BudgetExceededError):
         PrivacyLedger.open(link).charge(0.5)
-    assert PrivacyLedger.open(real).spent() == 0.75
+    assert PrivacyLedger.open(real).spent == 0.75
 
 
 def test_a_ledger_with_a_hard_link_is_refused(tmp_path):
@@ -359,7 +359,7 @@ def test_sparse_release_refuses_its_output_size_before_sampling(tmp_path, monkey
     monkeypatch.setattr(_memory, "available_memory", lambda: 100 << 20)
     with deadline(10), pytest.raises(MemoryError, match="sparse release of 20,000 nodes"):
         dpgraph.release(nx.empty_graph(20_000), 1.0, keep=1.0, ledger=ledger)
-    assert ledger.spent() == 0.0  # refused before the charge
+    assert ledger.spent == 0.0  # refused before the charge
 
 
 def test_load_refuses_a_fifo_without_blocking(tmp_path):
@@ -409,11 +409,11 @@ def test_cli_checks_the_output_before_charging(tmp_path, capsys):
     for out in (tmp_path / "no" / "such" / "r.dpg", tmp_path):
         code, _, err = _cli([*base, "-o", out], capsys)
         assert code == 2 and ".dpgraph-" not in err and err.count("\n") == 1
-    assert not ledger.exists() or dpgraph.PrivacyLedger.open(ledger).spent() == 0.0
+    assert not ledger.exists() or dpgraph.PrivacyLedger.open(ledger).spent == 0.0
     assert _cli([*base, "-o", tmp_path / "r.dpg"], capsys)[0] == 0
     code, _, err = _cli([*base, "-o", tmp_path / "r.dpg"], capsys)  # exists: --force needed
     assert code == 2 and "--force" in err
-    assert dpgraph.PrivacyLedger.open(ledger).spent() == 1.0
+    assert dpgraph.PrivacyLedger.open(ledger).spent == 1.0
     assert _cli([*base, "-o", tmp_path / "r.dpg", "--force"], capsys)[0] == 0
 
 
@@ -452,12 +452,13 @@ def test_a_verify_key_is_never_a_signing_key(tmp_path, capsys):
     edges = _edges(tmp_path)
     code, _, err = _cli(["release", edges, "-e", "1", "--nodes", "3", "-o", tmp_path / "r.dpg",
                          "--signing-key", tmp_path / "k.pub"], capsys)
-    assert code == 2 and "verify key" in err and not (tmp_path / "r.dpg").exists()
+    assert code == 2 and "verify (public) key" in err and ".key file" in err
+    assert not (tmp_path / "r.dpg").exists()
     assert _cli(["release", edges, "-e", "1", "--nodes", "3", "-o", tmp_path / "r.dpg",
                  "--signing-key", tmp_path / "k.key"], capsys)[0] == 0
     code, _, err = _cli(["cut", tmp_path / "r.dpg", "--S", "0", "--verify-key",
                          tmp_path / "k.key"], capsys)
-    assert code == 2 and "secret" in err
+    assert code == 2 and "signing (private) key" in err and ".pub file" in err
 
 
 def _signed(R, sk, tmp_path):
@@ -548,7 +549,7 @@ def test_constant_time_mode_refuses_more_edges_than_the_bound(tmp_path):
     G = nx.gnm_random_graph(100, 300, seed=1)
     with pytest.raises(ValueError, match="more edges than max_edges"):
         dpgraph.release(G, 1.0, max_edges=299, ledger=ledger)
-    assert ledger.spent() == 0.0
+    assert ledger.spent == 0.0
     for bad, exc in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(exc, match="max_edges"):
             dpgraph.release(G, 1.0, max_edges=bad)

@@ -13,7 +13,13 @@ from .estimate import (
     fieller_interval,
     project,
 )
-from .estimators import Channel, CountingQuery, count_estimate, unbiased_estimate
+from .estimators import (
+    Channel,
+    CountingQuery,
+    count_estimate,
+    histogram_estimate,
+    unbiased_estimate,
+)
 from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
@@ -39,6 +45,7 @@ __all__ = [
     "apply_proper",
     "count_estimate",
     "fieller_interval",
+    "histogram_estimate",
     "project",
     "resolve_random",
     "rr_probabilities",

@@ -166,6 +166,26 @@ class NodeIndex:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def __contains__(self, v: Any) -> bool:
+        """Whether ``v`` is one node label (False for an unhashable value, as in networkx).
+
+        Examples
+        --------
+        >>> 3 in NodeIndex.from_integers(range(10**6)), "a" in NodeIndex(["a"]), [1] in NodeIndex([1])
+        (True, True, False)
+        """
+        try:
+            hash(v)
+        except TypeError:
+            return False
+        if self._ints is not None:  # no dict for integer labels; 2.0 finds 2, as a dict would
+            if isinstance(v, (float, np.floating)) and float(v).is_integer():
+                v = int(v)
+            if not isinstance(v, (int, np.integer)) or not -(1 << 62) < int(v) < 1 << 62:
+                return False
+            return self.lookup(np.array([int(v)], dtype=np.int64))[1] == 0
+        return v in self._pos
+
     def find(self, labels: Iterable[Hashable]) -> np.ndarray:
         """Positions of node labels, -1 where a label is not a node (no error raised).
 
@@ -223,12 +243,8 @@ class NodeIndex:
             idx = np.fromiter(map(pos.get, items, repeat(-1, len(items))), dtype=np.int64, count=len(items))
         except TypeError:
             raise TypeError(f"{name} contains unhashable items; pass node labels") from None
-        missing = int((idx < 0).sum())
-        if missing:
-            raise ValueError(
-                f"{name} contains {missing} node(s) that are not in the graph; "
-                "use labels from PrivateGraph.nodes"
-            )
+        if (idx < 0).any():
+            raise _unknown_nodes(name, [items[k] for k in np.flatnonzero(idx < 0)])
         return np.unique(idx)
 
     def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
@@ -251,23 +267,26 @@ class NodeIndex:
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
         if arr.dtype.kind == "u":  # compare as int64: uint64 vs int64 would go through float64
-            too_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
-            if too_big:
-                raise ValueError(f"{name} contains {too_big} node(s) that are not in the graph; "
-                                 "use labels from PrivateGraph.nodes")
+            too_big = arr > np.iinfo(np.int64).max
+            if too_big.any():
+                raise _unknown_nodes(name, arr[too_big].tolist())
             arr = arr.astype(np.int64)
         n = self._ints.size
         if self._identity and arr[0] >= 0 and arr[-1] < n and bool(np.all(arr[1:] > arr[:-1])):
             return arr.astype(np.int64)  # already sorted, distinct, in range: a copy of it
         pos, missing = self.lookup(arr)
         if missing:
-            raise ValueError(
-                f"{name} contains {missing} node(s) that are not in the graph; "
-                "use labels from PrivateGraph.nodes"
-            )
+            raise _unknown_nodes(name, arr[self.find(arr) < 0].tolist())
         member = np.zeros(n, dtype=bool)  # sort-free unique
         member[pos] = True
         return np.flatnonzero(member)
+
+
+def _unknown_nodes(name: str, labels: list) -> ValueError:
+    """The error for labels that are not nodes, naming the first few (labels are public)."""
+    shown = ", ".join(repr(v) for v in labels[:5]) + (", ..." if len(labels) > 5 else "")
+    return ValueError(f"{name} contains {len(labels)} node(s) that are not in the graph: "
+                      f"{shown}; use labels from R.nodes")
 
 
 @dataclass(frozen=True)

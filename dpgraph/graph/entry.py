@@ -43,6 +43,9 @@ def release(
     target_edges: Integral | None = None,
     ledger: PrivacyLedger | None = None,
     max_edges: Integral | None = None,
+    edge_attr: Hashable | None = None,
+    values: Sequence | None = None,
+    bins: Sequence[Real] | None = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -103,6 +106,20 @@ def release(
         slowest, so its duration reveals neither m nor where the edges are
         (see :mod:`dpgraph.graph.timing`; 4 to 5 times slower).  An input
         with more edges is refused before anything is charged.
+    edge_attr : hashable, optional
+        A typed release: the edge attribute holding each tie's value.  Every
+        pair then holds one value of the public universe {no tie, *values*}
+        and is released by K-ary mechanism E (K = len(values) + 1): whether a
+        tie exists and of which kind are protected together, at epsilon per
+        pair.  Needs a networkx graph; see docs/typed-graphs.md.
+    values : sequence, optional
+        The tie values, declared by the curator in advance (never read from
+        the data).  A tie whose value is not declared is refused (the error
+        does not show it).
+    bins : sequence of float, optional
+        For a numeric ``edge_attr``: bin edges b_0 < ... < b_k; tie value i
+        is [b_i, b_{i+1}) (the last bin closed).  ``values`` then names the
+        bins (default: their intervals).
 
     Returns
     -------
@@ -134,8 +151,23 @@ def release(
     >>> import numpy as np
     >>> E = dpgraph.release(np.array([[0, 1], [1, 2], [2, 3]]), epsilon=1.0, seed=0, nodes=range(5))
     >>> E.nodes
-    (0, 1, 2, 3, 4)
+    NodeView((0, 1, 2, 3, 4))
+
+    A typed release (signed ties):
+
+    >>> G = nx.Graph([(0, 1, {"sign": "+"}), (1, 2, {"sign": "-"})])
+    >>> T = dpgraph.release(G, epsilon=2.0, seed=0, edge_attr="sign", values=["+", "-"])
+    >>> T.tie_values.K
+    3
     """
+    if edge_attr is not None or values is not None or bins is not None:  # typed release
+        from .typed.release import typed_release
+
+        parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
+                              edge_attr=edge_attr, values=values, bins=bins, keep=keep,
+                              target_edges=target_edges, max_edges=max_edges, stacklevel=4)
+        return PrivateGraph(parts.adjacency, parts.index, parts.probabilities,
+                            tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
@@ -193,8 +225,9 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     Parameters
     ----------
     path : str or os.PathLike
-    verify_key : Ed25519PublicKey or bytes, optional
-        The curator's public key (object or raw 32 bytes).  When given, the
+    verify_key : Ed25519PublicKey, bytes, str or os.PathLike, optional
+        The curator's public key: the object, its raw 32 bytes, or the path
+        of the ``PREFIX.pub`` file of ``dpgraph keygen``.  When given, the
         file must carry a valid signature by this key: an unsigned file, a
         file signed by another key, or any changed byte is refused.
 
@@ -218,6 +251,6 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     >>> dpgraph.release(nx.path_graph(5), epsilon=2.0, seed=1).save(path)
     >>> R = load(path)
     >>> R.nodes, R.epsilon
-    ((0, 1, 2, 3, 4), 2.0)
+    (NodeView((0, 1, 2, 3, 4)), 2.0)
     """
     return PrivateGraph(*read_release(path, verify_key=verify_key))

@@ -50,7 +50,7 @@ from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_positions
 from ..validation import check_probability
-from .adjacency import AdjacencyBase
+from .adjacency import AdjacencyBase, _as_block
 from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
 
 __all__ = [
@@ -400,6 +400,30 @@ class SparseAdjacency(AdjacencyBase):
         """Positions (rows, cols) of every stored pair, row-major."""
         rows = np.repeat(np.arange(self.n, dtype=np.int64), self._row_lengths())
         return rows, self.indices.astype(np.int64)
+
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ X for the released 0/1 adjacency A (A^T @ X with ``transpose``; symmetric if undirected).
+
+        Two sparse products with the stored CSR rows (U X + U^T X for an
+        undirected release): O(stored pairs * k) time, no n x n array.
+
+        Examples
+        --------
+        >>> A = SparseAdjacency.from_pairs(np.array([0, 0]), np.array([1, 2]), 3, False)
+        >>> A.matmat(np.eye(3)).astype(int).tolist()
+        [[0, 1, 1], [1, 0, 0], [1, 0, 0]]
+        """
+        from scipy.sparse import csr_array
+
+        X, vector = _as_block(X, self.n)
+        U = csr_array((np.ones(self.indices.size, dtype=X.dtype), self.indices, self.indptr),
+                      shape=(self.n, self.n))
+        if self.directed:
+            out = (U.T @ X) if transpose else (U @ X)
+        else:
+            out = U @ X + U.T @ X
+        out = np.asarray(out, dtype=X.dtype)
+        return out[:, 0] if vector else out
 
     def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
         """Yield (first row, bool block of shape (rows, n)) of the stored pairs.

@@ -60,6 +60,7 @@ from .degree_stats import (
     degree_transition_matrix,
 )
 from .motifs import (
+    PlannedEstimate,
     TriangleStatistics,
     average_clustering,
     local_clustering,
@@ -70,12 +71,21 @@ from .motifs import (
 )
 from .partition import modularity
 from .synthesis import synthesize
+from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
+
+# the typed analytics (value_counts, value_degree, ...) register themselves on import
+from ..typed import estimators as _typed_estimators  # noqa: F401  isort: skip
+from ..typed import balance as _typed_balance  # noqa: F401  isort: skip
+from ..typed import reciprocity as _typed_reciprocity  # noqa: F401  isort: skip
 
 __all__ = [
     "ANALYTICS",
     "Communities",
+    "CostLimitError",
     "DegreeDistribution",
     "NodeEstimates",
+    "PlannedEstimate",
+    "TrianglePlan",
     "TriangleStatistics",
     "analytic",
     "average_clustering",
@@ -97,6 +107,7 @@ __all__ = [
     "number_of_edges",
     "synthesize",
     "transitivity",
+    "triangle_plan",
     "triangle_statistics",
     "triangles",
     "volume",
