@@ -184,14 +184,18 @@ def _parser():
 
 
 def test_cli_refuses_the_old_eps_spelling(capsys):
+    from dpgraph.cli import build_parser
+
     with pytest.raises(SystemExit) as exc:
-        _parser().parse_args(["peers", "--eps", "1", "2"])
+        build_parser().parse_args(["experiment", "peers", "--out", "o", "--eps", "1", "2"])
     assert exc.value.code == 2
     assert "--epsilon" in capsys.readouterr().err
-    a = _parser().parse_args(["peers", "--epsilon", "1", "2"])
-    assert a.epsilon == [1.0, 2.0] and a.out == "results/peers"
+    a = _parser().parse_args(["peers", "--out", "o", "--epsilon", "1", "2"])
+    assert a.epsilon == [1.0, 2.0] and a.out == "o"
     with pytest.raises(SystemExit):
-        _parser().parse_args(["peers", "--epsilon", "0"])
+        _parser().parse_args(["peers", "--out", "o", "--epsilon", "0"])
+    with pytest.raises(SystemExit):  # --out is required, as in every experiment
+        _parser().parse_args(["peers", "--epsilon", "1"])
 
 
 def test_cli_runs_an_edge_list_file_read_by_the_release_reader(tmp_path, capsys):

@@ -93,19 +93,6 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Renamed(argparse.Action):
-    """An option spelled the old way: refused with the new spelling, never taken as an alias."""
-
-    def __init__(self, option_strings: list, dest: str, new: str = "", **kw: Any) -> None:
-        self.new = new
-        super().__init__(option_strings, dest, nargs="*", help=argparse.SUPPRESS, **kw)
-
-    def __call__(self, parser: argparse.ArgumentParser, ns: Any, values: Any,
-                 option_string: str | None = None) -> None:
-        parser.error(f"{option_string} is now {self.new}, as in the other dpgraph commands "
-                     f"(e.g. {self.new} 0.5 1 2 4)")
-
-
 def _positive(kind: type, flag: str) -> Any:
     def parse(text: str) -> Any:
         try:
@@ -136,8 +123,7 @@ def register(experiment_subparsers: Any) -> None:
             "LDPGen on every SoK metric, on real, generated or your own graphs, beside the "
             "published figures on ego-Facebook")
     p = experiment_subparsers.add_parser("peers", help=text, description=text)
-    p.add_argument("--out", default="results/peers",
-                   help="output directory for CSV, JSON and PNG (default results/peers)")
+    p.add_argument("--out", required=True, help="output directory for CSV, JSON and PNG")
     p.add_argument("--quick", action="store_true",
                    help="smoke test: eps 1 and 4, 2 releases, graphs cut to 1,000 nodes")
     p.add_argument("--dataset", nargs="+", default=["real"],
@@ -153,7 +139,6 @@ def register(experiment_subparsers: Any) -> None:
     p.add_argument("--name", default=None, help="with --graph: name in the output files")
     p.add_argument("--epsilon", type=_positive(float, "--epsilon"), nargs="+", default=None,
                    help="privacy levels (default 0.5 1 2 4; --quick: 1 4)")
-    p.add_argument("--eps", action=_Renamed, new="--epsilon")
     p.add_argument("--releases", type=_positive(int, "--releases"), default=None,
                    help="releases per epsilon and method (default 10; --quick: 2)")
     p.add_argument("--hd-sources", type=_positive(int, "--hd-sources"), default=None,
