@@ -7,13 +7,20 @@
   O(m + output).
 - :func:`privgraph`: PrivGraph (Yuan et al. 2023), an edge-DP graph release through noisy
   communities, their degrees and the counts between them.
+- :func:`dp1k`: DP-1K (the dK-1 series of Sala et al. 2011, as PGB benchmarks it), a graph
+  realizing a noisy degree histogram, by Havel-Hakimi or a configuration model (edge-DP).
+- :func:`ldpgen`: LDPGen (Qin et al. 2017), users report noisy degree vectors to a clustering
+  over two rounds, then a block Chung-Lu graph (edge local DP).
 """
 
+from .dp1k import DP1KResult, dp1k
+from .ldpgen import LDPGenResult, ldpgen
 from .mwem import DEFAULT_PASSES, DEFAULT_T, UPDATES, MWEMResult, mwem, mwem_statistical
 from .privgraph import PrivGraphResult, privgraph
 from .tmf import TmFResult, tmf
 
 __all__ = [
-    "DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "PrivGraphResult", "TmFResult", "mwem",
-    "mwem_statistical", "privgraph", "tmf",
+    "DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "DP1KResult", "LDPGenResult", "MWEMResult",
+    "PrivGraphResult", "TmFResult", "dp1k", "ldpgen", "mwem", "mwem_statistical", "privgraph",
+    "tmf",
 ]
