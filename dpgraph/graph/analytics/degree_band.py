@@ -210,6 +210,12 @@ def _tail_band(K: DegreeKernel, cdf: np.ndarray, y: np.ndarray, h: np.ndarray, l
         res = milp(t, constraints=[LinearConstraint(A, -np.inf, rhs),
                                    LinearConstraint(np.append(np.ones(J), 0.0)[None, :], 1.0, 1.0)],
                    bounds=Bounds(0.0, np.inf), options=opts)
+        if res.x is None:  # no threshold the solver can certify: the band says nothing
+            top = h.size
+            lower, upper = np.zeros(top + 1), np.ones(top + 1)
+            lower[0], upper[top] = 1.0, 0.0
+            info.update(threshold=float("inf"), widened=True)
+            return lower, upper, info
         q = q + float(res.x[-1])
         info.update(threshold=q, widened=True)
     tol = q * w
