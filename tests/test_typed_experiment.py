@@ -12,7 +12,7 @@ import pytest
 from dpgraph import datasets
 from dpgraph.cli import build_parser
 from dpgraph.experiments import signed, signed_data
-from tests._data import data_missing
+from _data import data_missing
 
 
 def _ratings_graph(n: int = 120, seed: int = 1) -> nx.DiGraph:
