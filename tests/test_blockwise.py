@@ -304,3 +304,36 @@ def test_zarr_write_path_equals_direct_chunk_files(tmp_path, monkeypatch):
         assert np.array_equal(R.adjacency.words, ref.adjacency.words)
     assert open_blockwise(tmp_path / "direct.zarr").number_of_released_edges() == A.number_of_released_edges()
     assert not list((tmp_path / "direct.zarr").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("tile", [(64, 64), (128, 192), (192, 128)])
+def test_tiles_sampled_into_a_dirty_reused_buffer_are_the_fresh_tiles(directed, tile):
+    """Writers reuse two full-size buffers: whatever a buffer held, the tile is the same."""
+    from dpgraph.core import rr_probabilities
+    from dpgraph.graph.blockwise.tiles import TilePlan, sample_tile
+
+    e = edge_input_from_graph(_graph(n=203, directed=directed), directed=directed)
+    plan = TilePlan(e.n, directed, tile[0], tile[1] // 64)
+    num = rr_probabilities(1.0).flip_numerator
+    dirty = np.full((plan.tile_rows, plan.tile_words), np.uint64(2**64 - 1))
+    for a, b in plan.tiles():
+        fresh = sample_tile(tile_source(KEY, NONCE, a, b), plan, a, b, num, e.keys)
+        reused = sample_tile(tile_source(KEY, NONCE, a, b), plan, a, b, num, e.keys, out=dirty)
+        assert np.shares_memory(reused, dirty) and np.array_equal(fresh, reused), (a, b)
+
+
+def test_edge_chunk_files_are_padded_with_zeros(tmp_path):
+    """Zarr reads an edge chunk at full tile size: its padding must be the fill value 0."""
+    e = edge_input_from_graph(_graph(n=203))
+    B = release_blockwise(e, 1.0, tmp_path / "r.zarr", key=KEY, tile=(128, 192))
+    chunks = sorted((tmp_path / "r.zarr" / "adjacency" / "c").rglob("*"))
+    files = [p for p in chunks if p.is_file()]
+    assert files and all(p.stat().st_size == 128 * 3 * 8 for p in files)
+    for p in files:
+        a, b = int(p.parent.name), int(p.name)
+        words = np.fromfile(p, dtype="<u8").reshape(128, 3)
+        rows, cols = min(203 - 128 * a, 128), min(4 - 3 * b, 3)
+        assert not words[rows:].any() and not words[:, cols:].any(), (a, b)
+        ref = B.adjacency.words[128 * a : 128 * a + rows, 3 * b : 3 * b + cols]
+        assert np.array_equal(words[:rows, :cols], ref)
