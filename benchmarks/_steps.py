@@ -70,7 +70,34 @@ STEPS: dict[str, str] = {
             status = 'unresolved'
             reason = 'no community structure clears the noise'
     """,
+    "density": "est = R.density(); out = {}",
+    "degree (all nodes)": "d = R.degree(); out = {'nodes': len(list(d))}",
+    "volume": "est = R.volume(R.nodes[: R.number_of_nodes() // 10]); out = {}",
+    "density_between": """
+        n = R.number_of_nodes()
+        est = R.density_between(R.nodes[: n // 10], R.nodes[n // 10 : n // 5]); out = {}
+    """,
+    "cut": "est = R.cut(R.nodes[: R.number_of_nodes() // 2]); out = {}",
+    "cuts (10 pairs)": """
+        n = R.number_of_nodes(); rng = np.random.default_rng(2)
+        pairs = [(p[: n // 3], p[n // 3 :]) for p in (rng.permutation(n) for _ in range(10))]
+        est = R.cuts([([R.nodes[i] for i in s], [R.nodes[i] for i in t]) for s, t in pairs])
+        out = {'resolved': int(np.sum(est.resolved)), 'queries': 10}
+    """,
+    "edges_within": "est = R.edges_within(R.nodes[: R.number_of_nodes() // 10]); out = {}",
+    "modularity (planted partition)": """
+        lab = np.load(truth['labels_file'])
+        est = R.modularity([set(np.flatnonzero(lab == b).tolist()) for b in np.unique(lab)])
+        out = {}
+    """,
+    "wedges": "est = R.wedges(); out = {'truth': truth.get('wedges')}",
     "triangles": "est = R.triangles(); out = {'truth': truth.get('triangles')}",
+    "released_degrees": "d = R.released_degrees(); out = {'nodes': int(d.size)}",
+    "released_edges": "r, c = R.released_edges(); out = {'edges': int(r.size)}",
+    "save": """
+        path = os.path.join(work, 'copy.dpg'); R.save(path)
+        out = {'bytes': os.path.getsize(path)}; os.remove(path)
+    """,
     "transitivity": "est = R.transitivity(); out = {'truth': truth.get('transitivity')}",
     "average_clustering": "est = R.average_clustering(); out = {}",
     "synthesize": "H = R.synthesize(seed=0); out = {'edges': H.number_of_edges()}",
@@ -232,6 +259,24 @@ def true_values(E: np.ndarray, n: int) -> dict:
     wedges = float(np.sum(deg * (deg - 1) / 2))
     return {"n": n, "m": len(E), "triangles": tri, "wedges": wedges,
             "transitivity": 3 * tri / wedges if wedges else 0.0}
+
+
+def short(res: dict) -> str:
+    """A table cell: resolved / ok / unresolved at this eps / refused (needs ...) / timeout."""
+    import re
+
+    status, out = res["status"], res.get("out") or {}
+    if status == "ok" and "queries" in out:
+        return f"{out['resolved']} of {out['queries']} resolved"
+    if status == "ok":
+        return "resolved" if "value" in out else "ok"
+    if status == "unresolved":
+        return "unresolved at this eps"
+    reason = res.get("reason") or ""
+    if status == "refused":
+        need = re.search(r"needs ([\d.,]+ GiB)", reason)
+        return f"refused (needs {need.group(1)})" if need else "refused"
+    return f"{status} ({reason[:60]})" if status == "error" else status
 
 
 def gib(x: float | None) -> str:
