@@ -77,13 +77,22 @@ def test_cluster_release_equals_in_memory(client, tmp_path, directed, tile):
         assert not np.tril(bits[:, :n]).any()
 
 
-def test_queries_match_in_memory(client, tmp_path):
+@pytest.mark.parametrize("batch", [256, 3])  # one batch of tile results, or many folded
+def test_queries_match_in_memory(client, tmp_path, batch, monkeypatch):
+    from dpgraph.graph.blockwise import graph as bgraph
+
+    monkeypatch.setattr(bgraph, "_BATCH", batch)
     G = _graph(n=300)
     e = edge_input_from_graph(G)
     B = release_blockwise(e, 1.0, tmp_path / "q.zarr", key=KEY, tile=(64, 128), client=client)
     ref = release_tiled(e, 1.0, KEY, tile=(64, 128), nonce=B.nonce)
     assert B.number_of_released_edges() == ref.number_of_released_edges()
     assert np.array_equal(B.released_degrees(), ref.adjacency.degrees())
+    ed = edge_input_from_graph(_graph(n=300, directed=True), directed=True)
+    D = release_blockwise(ed, 1.0, tmp_path / "d.zarr", key=KEY, tile=(64, 128), directed=True,
+                          client=client)
+    assert np.array_equal(D.released_degrees(), release_tiled(
+        ed, 1.0, KEY, tile=(64, 128), nonce=D.nonce).adjacency.degrees())
     rng = np.random.default_rng(3)
     pairs = []
     for _ in range(7):
