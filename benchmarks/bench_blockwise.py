@@ -167,11 +167,17 @@ def main(argv=None) -> None:
     print("load average at start (other processes share these cores): "
           + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
-    import networkx as nx  # noqa: F401 - imported by dpgraph anyway
+    import networkx as nx
     from distributed import Client, LocalCluster
 
     from dpgraph.core import SecureRandom, rr_probabilities
-    from dpgraph.graph.blockwise import local_cluster, read_edge_list, release_blockwise, write
+    from dpgraph.graph.blockwise import (
+        edge_input_from_graph,
+        local_cluster,
+        read_edge_list,
+        release_blockwise,
+        write,
+    )
     from dpgraph.graph.blockwise.sizing import store_bytes
     from dpgraph.graph.blockwise.tiles import TilePlan
     from dpgraph.graph.dense import release_packed
@@ -253,6 +259,11 @@ def main(argv=None) -> None:
                     write._write_tiles, write.TILES_PER_TASK = saved
                 return wall, cpu, B, max(client.run(_peak_rss_gib).values())
 
+            # warm the workers (numba's kernels load once per process) before anything is timed
+            warm = os.path.join(tmp, "warm.zarr")
+            release_blockwise(edge_input_from_graph(nx.path_graph(300)), eps, warm, client=client,
+                              tile=(128, 128))
+            shutil.rmtree(warm, ignore_errors=True)
             shapes = {f"blockwise, tile {t}": tuple(int(x) for x in t.split("x"))
                       for t in args.compare_tiles.split(",") if t.strip()}
             variants = (["blockwise"] + (["blockwise, previous writer"] if args.compare_previous
