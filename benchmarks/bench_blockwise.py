@@ -171,13 +171,7 @@ def main(argv=None) -> None:
     from distributed import Client, LocalCluster
 
     from dpgraph.core import SecureRandom, rr_probabilities
-    from dpgraph.graph.blockwise import (
-        edge_input_from_graph,
-        local_cluster,
-        read_edge_list,
-        release_blockwise,
-        write,
-    )
+    from dpgraph.graph.blockwise import edge_keys, local_cluster, release_blockwise, write
     from dpgraph.graph.blockwise.sizing import store_bytes
     from dpgraph.graph.blockwise.tiles import TilePlan
     from dpgraph.graph.dense import release_packed
@@ -236,7 +230,7 @@ def main(argv=None) -> None:
         try:
             store = os.path.join(tmp, "release.zarr")
             t0, c0 = time.perf_counter(), time.process_time()
-            edges = read_edge_list(edge_path, nodes=n)
+            edges = edge_keys(edge_path, nodes=n)
             read_t, read_cpu = time.perf_counter() - t0, time.process_time() - c0
             print(f"streaming read of the edge list: {read_t:.1f} s ({read_cpu:.1f} CPU s), "
                   f"{edges.keys.size:,} pairs")
@@ -261,7 +255,7 @@ def main(argv=None) -> None:
 
             # warm the workers (numba's kernels load once per process) before anything is timed
             warm = os.path.join(tmp, "warm.zarr")
-            release_blockwise(edge_input_from_graph(nx.path_graph(300)), eps, warm, client=client,
+            release_blockwise(edge_keys(nx.path_graph(300)), eps, warm, client=client,
                               tile=(128, 128))
             shutil.rmtree(warm, ignore_errors=True)
             shapes = {f"blockwise, tile {t}": tuple(int(x) for x in t.split("x"))

@@ -13,6 +13,9 @@ side in one run and prints the median time of each stage, the difference
   XOR dpgraph used before (``xor sorted``, the baseline) and the current one;
 * ``release``: ``dpgraph.release`` end to end.
 
+Then, at one m: uniform against concentrated edges on two input paths (does the
+time reveal more than m?), and the constant-time mode ``max_edges=M``.
+
 Run:  PYTHONPATH=. python benchmarks/bench_timing.py [--n 2000] [--edges 1000000]
 """
 
@@ -82,6 +85,58 @@ def main() -> None:
     print(table(rows, list(rows[0])))
     print("The release time still grows with m through 'encode' (reading the networkx graph);"
           " see SECURITY.md for what that reveals and how to hide it.")
+    structure(n, min(300_000, m), args.repeat)
+    constant_time(n, min(300_000, m), args.repeat)
+
+
+def structure(n: int, m: int, repeat: int) -> None:
+    """Same n and m, edges spread uniformly or concentrated (a dense block): does the
+    release time depend on where the edges are?  One row per input path."""
+    rng = np.random.default_rng(0)
+    pairs = np.array(np.triu_indices(n, 1)).T
+    uniform = pairs[rng.choice(len(pairs), m, replace=False)]
+    side = int(np.ceil((1 + np.sqrt(1 + 8 * m)) / 2))  # a block of side^2/2 >= m pairs
+    block = np.array(np.triu_indices(side, 1)).T[:m]
+    rows = []
+    for name, make in (("edge array", lambda E: E),
+                       ("networkx", lambda E: nx.Graph(E.tolist()) if E.size else E)):
+        times = {}
+        for kind, E in (("uniform", uniform), ("concentrated", block)):
+            G = make(E)
+            if isinstance(G, nx.Graph):
+                G.add_nodes_from(range(n))
+                times[kind] = timeit(lambda G=G: dpgraph.release(G, 1.0), repeat)
+            else:
+                times[kind] = timeit(lambda G=G: dpgraph.release(G, 1.0, nodes=n), repeat)
+        u, c = times["uniform"], times["concentrated"]
+        rows.append({"input": name, "uniform ms": f"{1e3 * u:.1f}",
+                     "concentrated ms": f"{1e3 * c:.1f}", "ratio": f"{u / c:.2f}"})
+    print(f"\nstructure at the same m = {m:,}, n = {n:,} (median of {repeat})")
+    print(table(rows, list(rows[0])))
+    print("A ratio away from 1 means the time reveals more than m (SECURITY.md, Timing).")
+
+
+def constant_time(n: int, m: int, repeat: int) -> None:
+    """``release(..., max_edges=M)``: the same time for no edges, m uniform and m concentrated
+    edges (M = m), against the plain release of the same inputs."""
+    rng = np.random.default_rng(1)
+    pairs = np.array(np.triu_indices(n, 1)).T
+    side = int(np.ceil((1 + np.sqrt(1 + 8 * m)) / 2))
+    inputs = {"empty": nx.empty_graph(n),
+              "uniform": nx.Graph(pairs[rng.choice(len(pairs), m, replace=False)].tolist()),
+              "concentrated": nx.Graph(np.array(np.triu_indices(side, 1)).T[:m].tolist())}
+    rows = []
+    for name, G in inputs.items():
+        G.add_nodes_from(range(n))
+        plain = timeit(lambda G=G: dpgraph.release(G, 1.0), repeat)
+        padded = timeit(lambda G=G: dpgraph.release(G, 1.0, max_edges=m), repeat)
+        rows.append({"networkx input": name, "edges": f"{G.number_of_edges():,}",
+                     "plain ms": f"{1e3 * plain:.1f}", f"max_edges={m:,} ms": f"{1e3 * padded:.1f}"})
+    print(f"\nconstant-time mode, n = {n:,} (median of {repeat})")
+    print(table(rows, list(rows[0])))
+    spread = [float(r[f"max_edges={m:,} ms"]) for r in rows]
+    print(f"padded times differ by {100 * (max(spread) / min(spread) - 1):.1f}% across the inputs "
+          "(the plain ones by the edge work); the rest is the machine's noise.")
 
 
 if __name__ == "__main__":

@@ -11,14 +11,13 @@ the command line on top.
 """
 
 from . import bounds, core, datasets
+from ._version import __version__
 from .core import Estimate
 from .exceptions import BudgetExceededError, SeededReleaseWarning
 from .graph import PrivateGraph, load, release
 from .graph.signing import generate_signing_key
 from .ledger import PrivacyLedger
 from .planner import plan  # accuracy of a release from public quantities
-
-__version__ = "0.2.0"
 
 __all__ = [
     "BudgetExceededError",

@@ -84,19 +84,25 @@ def loads(raw: bytes, what: str) -> Any:
     ...
     ValueError: example: JSON nested too deep (at most 32 is accepted)
     """
+    # every refusal is raised outside its handler: UnicodeDecodeError.object and
+    # JSONDecodeError.doc hold the input, and would travel as the error's __context__
+    problem = None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"{what}: not valid JSON (invalid UTF-8)") from None
-    try:
-        doc = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
-                         parse_constant=_constant)
-    except RecursionError:  # the C scanner stops at the interpreter's recursion limit
-        raise ValueError(f"{what}: JSON nested too deep (at most {MAX_DEPTH} is accepted)") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what}: not valid JSON ({exc.msg})") from None
-    except (ValueError, OverflowError) as exc:
-        raise ValueError(f"{what}: {exc}") from None
+        problem = "not valid JSON (invalid UTF-8)"
+    if problem is None:
+        try:
+            doc = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
+                             parse_constant=_constant)
+        except RecursionError:  # the C scanner stops at the interpreter's recursion limit
+            problem = f"JSON nested too deep (at most {MAX_DEPTH} is accepted)"
+        except json.JSONDecodeError as exc:
+            problem = f"not valid JSON ({exc.msg})"
+        except (ValueError, OverflowError) as exc:
+            problem = str(exc)
+    if problem is not None:
+        raise ValueError(f"{what}: {problem}")
     depth = _depth(doc)
     if depth > MAX_DEPTH:
         raise ValueError(f"{what}: JSON nested too deep (at most {MAX_DEPTH} is accepted)")

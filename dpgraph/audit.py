@@ -54,12 +54,8 @@ import networkx as nx
 import numpy as np
 from scipy import stats
 
-from .core.mechanism import MechanismE
-from .core.probabilities import RRProbabilities
-from .core.randomness import RandomSource, SecureRandom
-from .core.universe import Universe
-from .graph.adjacency import PackedWords
-from .graph.encoding import canonical_node_order
+from .core import MechanismE, RandomSource, RRProbabilities, SecureRandom, Universe
+from .graph import PackedWords, canonical_node_order
 
 __all__ = [
     "AuditResult",
@@ -383,7 +379,7 @@ def graph_sampler(release: Callable | None = None, *, copies: int = 1) -> Sample
         pair of :func:`graph_pairs` in the canonical node order.
     """
     if release is None:
-        from .graph.entry import release as release
+        from .graph import release as release
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError("copies must be an integer >= 1")
     unions: dict[int, tuple[Any, Any]] = {}

@@ -60,8 +60,10 @@ def statistical_upper(
 ) -> Any:
     """Upper bound on the worst-case error of mechanism E's estimators.
 
-    Lemma 2 (unbiased q_u), squared error:
+    Lemma 2 (unbiased q_u), squared error::
+
         (b-a)^2 g^2 / (c^2 (1-e^-eps)^2) / n,   g = 1 + (K-1) e^-eps.
+
     Lemma 3 (proper estimator): 4 times that.  With ``absolute=True`` the
     bound on E|error| (the paper's remark after Lemma 3): the square root.
 

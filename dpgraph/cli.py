@@ -16,11 +16,58 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
+from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = ["RENAMED_OPTIONS", "build_parser", "main"]
 
 #: modules of dpgraph.experiments that add ``dpgraph experiment NAME`` commands
-EXPERIMENT_MODULES = ("facebook_cuts", "ratings", "peers")
+EXPERIMENT_MODULES = ("facebook_cuts", "ratings", "peers", "signed")
+
+#: spellings that are not options of dpgraph, with the hint given instead of an alias
+RENAMED_OPTIONS = {
+    "--eps": "use --epsilon",
+    "--proper": "the proper estimate is the default; --unbiased gives the unbiased one",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser with one spelling per option.
+
+    Options are not abbreviated (``--eps`` is not ``--epsilon``: a prefix
+    would silently become an alias), and an unknown option that is another
+    option's case, a prefix of one or an old spelling is refused with the
+    option to use.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None and self._subparsers is None:  # a command that takes options
+            for word in args:
+                if word == "--":
+                    break
+                if word.startswith("--") and len(word) > 2:
+                    hint = self._hint(word.split("=", 1)[0])
+                    if hint:
+                        self.error(f"unrecognized option {word.split('=', 1)[0]}: {hint}")
+        return super().parse_known_args(args, namespace)
+
+    def _hint(self, option: str) -> str | None:
+        known = self._option_string_actions
+        if option in known:
+            return None
+        same_case = [k for k in known if k.lower() == option.lower()]
+        if same_case:
+            return f"did you mean {same_case[0]}? (options are case-sensitive)"
+        if option in RENAMED_OPTIONS:
+            return RENAMED_OPTIONS[option]
+        longer = sorted(k for k in known if k.startswith(option))
+        if longer:
+            return f"did you mean {' or '.join(longer)}? (options are not abbreviated)"
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,9 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["experiment", "facebook-cuts", "--out", "x"]).experiment
     'facebook-cuts'
     """
-    from . import __version__, commands, planning_cli
+    from . import commands, planning_cli
+    from ._version import __version__
 
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="dpgraph", description="Differentially private graph release (mechanism E)."
     )
     ap.add_argument("--version", action="version", version=f"dpgraph {__version__}")
@@ -53,9 +101,13 @@ def main(argv: list[str] | None = None) -> int:
 
     Bad input (a malformed or foreign file, a missing path, a directory, an
     over-budget release, too little memory) is reported on one line
-    ``dpgraph: error: ...``, never as a traceback.
+    ``dpgraph: error: ...``, never as a traceback; an unexpected failure is
+    reported the same way by its type alone (its message might quote input).
+    Warnings are one line ``dpgraph: warning: ...`` each.
     """
     args = build_parser().parse_args(argv)
+    previous = warnings.showwarning
+    warnings.showwarning = _one_line_warning
     try:
         return int(args.func(args) or 0)
     except (ValueError, TypeError, MemoryError, OSError, RecursionError, OverflowError) as exc:
@@ -64,6 +116,20 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{exc.filename or ''}: {exc.strerror}".lstrip(": ")
         print(f"dpgraph: error: {message or type(exc).__name__}", file=sys.stderr)
         return 2
+    except ImportError as exc:  # an optional dependency; its message says what to install
+        print(f"dpgraph: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # never a traceback; the message of a foreign error may quote data
+        print(f"dpgraph: error: unexpected {type(exc).__name__}; please report it",
+              file=sys.stderr)
+        return 2
+    finally:
+        warnings.showwarning = previous
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, file: Any = None, line: str | None = None) -> None:
+    print(f"dpgraph: warning: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":

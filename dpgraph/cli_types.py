@@ -1,15 +1,30 @@
-"""Argument types shared by the ``dpgraph`` sub-commands.
+"""Argument types and checks shared by the ``dpgraph`` sub-commands.
 
-Each is an argparse ``type=`` callable whose error messages name the option
-and the value given, so that a mistyped flag says how to fix it.
+The argparse ``type=`` callables' error messages name the option and the
+value given, so that a mistyped flag says how to fix it.  The one node-list
+grammar (:func:`parse_node_list`: ``N``, ranges ``0-99``, lists, ``@FILE``)
+and the output checks every command runs before any work
+(:func:`check_output`) live here too.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["RELEASE_FILE_HELP", "int_option"]
+__all__ = [
+    "RELEASE_FILE_HELP",
+    "NodeList",
+    "check_output",
+    "int_option",
+    "parse_node_list",
+    "select_nodes",
+]
 
 #: help of a positional argument naming a released graph file
 RELEASE_FILE_HELP = "a file written by 'dpgraph release' or PrivateGraph.save"
@@ -58,3 +73,203 @@ def int_option(flag: str, minimum: int, kind: str = "an integer",
         return value
 
     return parse
+
+
+# --------------------------------------------------------------------------- node lists
+#: longest node file read by ``@FILE`` (a label a line: tens of millions of labels)
+MAX_NODE_FILE_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class _Range:
+    lo: int
+    hi: int  # inclusive
+    text: str = ""  # the token as written
+
+    def __len__(self) -> int:
+        return max(0, self.hi - self.lo + 1)
+
+
+class NodeList(Sequence):
+    """The labels of a node-list argument, counted before any is built.
+
+    ``len()`` costs nothing, so ``dpgraph.release`` checks the memory a
+    vertex set of ``--nodes 0-99999999999`` needs before one label exists;
+    iterating yields ints for integer tokens and ranges, text otherwise.
+    """
+
+    def __init__(self, parts: list[Any]) -> None:
+        self._parts = parts
+        self._len = sum(len(p) if isinstance(p, _Range) else 1 for p in parts)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[Any]:
+        for p in self._parts:
+            if isinstance(p, _Range):
+                yield from range(p.lo, p.hi + 1)
+            else:
+                yield p
+
+    def __getitem__(self, k: Any) -> Any:  # the Sequence protocol; rarely used
+        if isinstance(k, slice):
+            return list(self)[k]
+        if not -self._len <= k < self._len:
+            raise IndexError(k)
+        k %= self._len
+        for p in self._parts:
+            size = len(p) if isinstance(p, _Range) else 1
+            if k < size:
+                return p.lo + k if isinstance(p, _Range) else p
+            k -= size
+        raise IndexError(k)  # pragma: no cover
+
+    def __repr__(self) -> str:  # public by construction, but kept short
+        return f"NodeList({self._len} labels)"
+
+
+_INT = re.compile(r"-?[0-9]+\Z")
+_RANGE = re.compile(r"(-?[0-9]+)-(-?[0-9]+)\Z")
+
+
+def _read_node_file(path: str, flag: str) -> list[str]:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"{flag}: cannot read node file {path} ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{flag}: node file {path} is not a regular file")
+    if st.st_size > MAX_NODE_FILE_BYTES:
+        raise ValueError(f"{flag}: node file {path} is larger than "
+                         f"{MAX_NODE_FILE_BYTES >> 20} MiB")
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    text = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if text is None:  # outside the handler: the exception would carry the file's bytes
+        raise ValueError(f"{flag}: node file {path} is not UTF-8 text")
+    return text.replace(",", " ").split()
+
+
+def parse_node_list(spec: str, flag: str, *, count: bool = False,
+                    ints: bool = True) -> NodeList:
+    """Parse the node-list grammar of the command line.
+
+    ``spec`` is comma-separated labels (``"1,2,5"``, ``"a,b"``), ranges of
+    integer labels (``"0-99"``, both ends included), a mix
+    (``"0-9,20,30-39"``) or ``@FILE`` with the same items separated by
+    commas, spaces or new lines.  With ``count=True`` (``--nodes``) a lone
+    integer ``N`` means the N nodes 0..N-1.  Nothing is built: the result
+    knows its length (:class:`NodeList`).  Integer tokens become ints
+    unless ``ints=False`` (then they stay text, as other labels do).
+
+    Examples
+    --------
+    >>> list(parse_node_list("0-2,5,x", "--S"))
+    [0, 1, 2, 5, 'x']
+    >>> len(parse_node_list("100000000000", "--nodes", count=True))
+    100000000000
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"{flag} must be text")
+    from_file = spec.startswith("@")
+    tokens = (_read_node_file(spec[1:], flag) if from_file
+              else [t.strip() for t in spec.split(",") if t.strip()])
+    if not tokens:
+        raise ValueError(f"{flag} is empty; give node labels like 1,2,3 or 0-99 or @file")
+    if count and not from_file and len(tokens) == 1 and _INT.match(tokens[0]):
+        n = int(tokens[0])
+        if n < 2:
+            raise ValueError(f"{flag} {n}: a vertex set needs at least 2 nodes")
+        return NodeList([_Range(0, n - 1, tokens[0])])
+    parts: list[Any] = []
+    for tok in tokens:
+        m = _RANGE.match(tok)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if hi < lo:
+                raise ValueError(f"{flag}: the range {lo}-{hi} is empty (write low-high)")
+            parts.append(_Range(lo, hi, tok))
+        else:
+            parts.append(int(tok) if ints and _INT.match(tok) else tok)
+    return NodeList(parts)
+
+
+def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:
+    """The nodes of a release that a node-list argument names, matched by their text.
+
+    A label is matched to a node by ``str(node)``, so integer and string
+    labels both work.  A range longer than the release has nodes is refused
+    before it is walked (``--S 0-3000000000`` on 4,039 nodes answers at once).
+
+    Raises
+    ------
+    ValueError
+        Naming ``flag`` and how many labels are not nodes of the release.
+
+    Examples
+    --------
+    >>> select_nodes("0-2,5", list(range(10)), "--S")
+    [0, 1, 2, 5]
+    >>> select_nodes("b,a", ["a", "b", "c"], "--T")
+    ['b', 'a']
+    """
+    wanted = parse_node_list(spec, flag, ints=False)
+    n = len(nodes)
+    if len(wanted) > n:
+        raise ValueError(f"{flag} names {len(wanted):,} labels but the release has {n:,} nodes; "
+                         "use labels from the released graph")
+    by_text: dict[str, Any] = {}
+    for v in nodes:
+        key = str(v)
+        if key in by_text:
+            raise ValueError(f"{flag}: two nodes print as the same text; node labels are "
+                             "ambiguous")
+        by_text[key] = v
+    out, missing = [], 0
+    for part in wanted._parts:
+        if isinstance(part, _Range) and part.text in by_text:  # a label that looks like a range
+            part = part.text
+        labels = range(part.lo, part.hi + 1) if isinstance(part, _Range) else (part,)
+        for label in labels:
+            v = by_text.get(str(label), by_text)
+            if v is by_text:
+                missing += 1
+            else:
+                out.append(v)
+    if missing:
+        raise ValueError(f"{flag} names {missing} node(s) that are not in the release; "
+                         "use labels from the released graph")
+    return out
+
+
+# --------------------------------------------------------------------------- output files
+def check_output(path: str, flag: str, *, force: bool = False,
+                 inputs: Sequence[Any] = ()) -> str:
+    """Refuse an output path before any work (and any privacy spent) is done.
+
+    The folder must exist and be writable; the path must not be a folder, an
+    existing file without ``force``, or any of ``inputs`` (never, even with
+    ``force``: writing a report over its release destroys the release).
+    """
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path} is a folder; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{flag} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: the folder {folder} is not writable")
+    if os.path.lexists(path):
+        real = os.path.realpath(path)
+        for other in inputs:
+            if other is not None and "://" not in str(other) and os.path.exists(other) \
+                    and os.path.realpath(other) == real:
+                raise ValueError(f"{flag} {path} is also an input of this command; refusing "
+                                 "to overwrite it")
+        if not force:
+            raise ValueError(f"{flag} {path} exists; pass --force to overwrite it")
+    return path

@@ -8,17 +8,23 @@ arguments and returning an exit code.  ``dpgraph.cli`` wires them in.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .cli_types import RELEASE_FILE_HELP, int_option
+from .cli_types import (
+    RELEASE_FILE_HELP,
+    check_output,
+    int_option,
+    parse_node_list,
+    select_nodes,
+)
 
-__all__ = ["demo_graph", "parse_nodes", "register_commands"]
+__all__ = ["demo_graph", "register_commands", "signing_key_file", "verify_key_file"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -58,70 +64,6 @@ def demo_graph(prefer_facebook: bool = True) -> tuple[Any, str]:
     return G, (f"stochastic block model (networkx, seed 7: 4 blocks of 150 nodes, "
                f"p_in={p_in}, p_out={p_out}, {G.number_of_edges()} edges; ego-Facebook not found "
                "locally, set DPGRAPH_DATA_DIR to use it)")
-
-
-def parse_nodes(spec: str, nodes: Sequence[Any], name: str) -> list:
-    """Parse a node list from the command line against a release's public nodes.
-
-    ``spec`` is comma-separated labels (``"1,2,5"``), a range of integer
-    labels (``"0-99"``), a mix (``"0-9,20,30-39"``) or ``@FILE`` with labels
-    separated by commas, spaces or new lines.  Each label is matched to a node
-    by its text (``str(node)``), so integer and string labels both work.
-
-    Parameters
-    ----------
-    spec : str
-    nodes : sequence
-        The release's public node labels.
-    name : str
-        Argument name for error messages (``--S``).
-
-    Returns
-    -------
-    list
-
-    Examples
-    --------
-    >>> parse_nodes("0-2,5", list(range(10)), "--S")
-    [0, 1, 2, 5]
-    >>> parse_nodes("b,a", ["a", "b", "c"], "--T")
-    ['b', 'a']
-    """
-    if spec.startswith("@"):
-        path = Path(spec[1:])
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise ValueError(f"{name}: cannot read node file {path} ({exc.strerror})") from None
-        tokens = text.replace(",", " ").split()
-    else:
-        tokens = [t.strip() for t in spec.split(",") if t.strip()]
-    if not tokens:
-        raise ValueError(f"{name} is empty; give node labels like 1,2,3 or 0-99 or @file")
-    by_text: dict[str, Any] = {}
-    for v in nodes:
-        key = str(v)
-        if key in by_text:
-            raise ValueError(f"{name}: two nodes print as the same text; node labels are ambiguous")
-        by_text[key] = v
-    out, missing = [], 0
-    for tok in tokens:
-        if tok in by_text:
-            out.append(by_text[tok])
-            continue
-        lo, sep, hi = tok.partition("-")
-        if sep and lo.strip().lstrip("-").isdigit() and hi.strip().isdigit():
-            for k in range(int(lo), int(hi) + 1):
-                if str(k) in by_text:
-                    out.append(by_text[str(k)])
-                else:
-                    missing += 1
-        else:
-            missing += 1
-    if missing:
-        raise ValueError(f"{name} names {missing} node(s) that are not in the release; "
-                         "use labels from the released graph")
-    return out
 
 
 def _fmt(est: Any) -> tuple[str, str, str]:
@@ -165,8 +107,9 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"{label:<18}{truth[k]:>9,}{v:>11}{s:>8}  {ci:<20}{raw_pairs[k]:>11,}")
     inside = sum(est.ci(0.95)[0][k] <= truth[k] <= est.ci(0.95)[1][k] for k in range(len(queries)))
     print(f"\n{inside} of {len(queries)} true cuts lie inside their 95% intervals. "
-          f"The released graph itself has {R.number_of_edges():,} edges vs {G.number_of_edges():,} "
-          "true ones: raw counts are biased, the estimates are not.")
+          f"The released graph itself has {R.number_of_released_edges():,} edges vs "
+          f"{G.number_of_edges():,} true ones: raw counts are biased; the estimate, "
+          f"R.number_of_edges(), is {R.number_of_edges()}.")
     if args.out is None:
         import tempfile
 
@@ -177,7 +120,7 @@ def _demo(args: argparse.Namespace) -> int:
     _demo_plot(png, queries, est, truth, name.split(" (")[0], R.epsilon)
     print(f"plot: {png}")
     if args.save:
-        R.save(args.save)
+        R.save(args.save, name=name.split(" (")[0])
         print(f"release saved to {args.save} (read it with dpgraph.load)")
     return 0
 
@@ -209,40 +152,35 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 def _release(args: argparse.Namespace) -> int:
     import dpgraph
 
-    from . import datasets
-
-    src = Path(args.edgelist)
-    if not src.exists():
+    src = args.edgelist
+    if "://" not in src and not os.path.exists(src):
         raise ValueError(f"EDGELIST: file {src} does not exist")
-    G = datasets.snap_edgelist(src, directed=args.directed)
     if args.nodes is None and not args.nodes_from_edges:
         raise ValueError(
             "--nodes is required: the vertex set of a release is public, and reading it off "
             "the edge list would reveal which nodes have edges (not covered by edge-DP). "
-            "Pass the public vertex set (e.g. --nodes 0-4038 or --nodes @ids.txt), or "
-            "--nodes-from-edges if the set of nodes with edges is itself public"
+            "Pass the public vertex set (e.g. --nodes 4039, --nodes 0-4038 or --nodes @ids.txt), "
+            "or --nodes-from-edges if the set of nodes with edges is itself public"
         )
-    if args.nodes is not None:
-        public = _public_nodes(args.nodes)
-        outside = G.number_of_nodes() - len(set(G.nodes()) & set(public))
-        if outside:
-            raise ValueError(f"EDGELIST has edges at {outside} node(s) outside --nodes; "
-                             "--nodes must list the whole public vertex set")
-        H = G.__class__()
-        H.add_nodes_from(public)
-        H.add_edges_from(G.edges())
-        G = H
-    signing_key = None if args.signing_key is None else _key_file(args.signing_key, "--signing-key")
+    if args.nodes is not None and args.nodes_from_edges:
+        raise ValueError("give --nodes or --nodes-from-edges, not both")
+    if args.budget is not None and args.ledger is None:
+        raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
+    # everything that can fail is checked before the ledger is charged (inside release)
+    check_output(args.output, "-o", force=args.force,
+                 inputs=[src, args.ledger, args.signing_key, _at_file(args.nodes)])
+    signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
+    nodes = (_nodes_in_file(src) if args.nodes_from_edges
+             else parse_node_list(args.nodes, "--nodes", count=True))
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
-        ledger = dpgraph.PrivacyLedger.open(args.ledger, total_epsilon=args.budget)
-    elif args.budget is not None:
-        raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
+        ledger = _open_ledger(args.ledger, args.budget)
     with warnings.catch_warnings():  # said once, below, in the command line's own words
         warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
-        R = dpgraph.release(G, args.epsilon, seed=args.seed, directed=args.directed,
-                            keep=args.keep, target_edges=args.target_edges, ledger=ledger)
-    R.save(args.output, signing_key=signing_key)
+        R = dpgraph.release(src, args.epsilon, seed=args.seed, directed=args.directed,
+                            nodes=nodes, keep=args.keep, target_edges=args.target_edges,
+                            ledger=ledger)
+    R.save(args.output, signing_key=signing_key, name=args.name)
     print(f"released {R.number_of_nodes():,} nodes at epsilon={R.epsilon:g} "
           f"(flip probability {R.flip_probability:.6g}) -> {args.output}")
     if args.seed is not None:
@@ -251,45 +189,64 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _public_nodes(spec: str) -> list:
-    """--nodes: 'N' (0..N-1), 'a-b' ranges and integers separated by commas, or @FILE."""
-    if spec.startswith("@"):
+def _open_ledger(path: str, budget: float | None) -> Any:
+    """``--ledger FILE`` with ``--budget TOTAL``; the errors speak of the flags."""
+    from .ledger import PrivacyLedger
+
+    if not Path(path).exists():
+        if budget is None:
+            raise ValueError(f"--ledger {path}: no such ledger file; create it by adding "
+                             "--budget TOTAL (the total epsilon this dataset may ever spend)")
+        return PrivacyLedger.open(path, total_epsilon=budget)
+    ledger = PrivacyLedger.open(path)
+    if budget is not None and budget != ledger.total_epsilon:
+        raise ValueError(f"--budget {budget:g}: the ledger {path} already has a total of "
+                         f"{ledger.total_epsilon:g}, which cannot be changed; drop --budget to "
+                         "charge it")
+    return ledger
+
+
+def _at_file(spec: str | None) -> str | None:
+    return spec[1:] if spec is not None and spec.startswith("@") else None
+
+
+def _nodes_in_file(path: str) -> list:
+    """--nodes-from-edges: every label the edge list names (integers when all are)."""
+    from .graph.edgelist import read_table_chunks, source_name
+
+    seen: set[bytes] = set()
+    for chunk in read_table_chunks(path):
+        for col in chunk.columns:
+            seen.update(np.unique(col).tolist())
+    labels = []
+    for tok in seen:
+        text = None
         try:
-            tokens = Path(spec[1:]).read_text().replace(",", " ").split()
-        except OSError as exc:
-            raise ValueError(f"--nodes: cannot read {spec[1:]} ({exc.strerror})") from None
-    else:
-        tokens = [t for t in spec.split(",") if t.strip()]
-    out: list[int] = []
+            text = tok.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        if text is None:  # outside the handler: the exception would carry the label
+            raise ValueError(f"{source_name(path)}: a label is not valid UTF-8 text")
+        labels.append(text)
     try:
-        if len(tokens) == 1 and "-" not in tokens[0] and not spec.startswith("@"):
-            return list(range(int(tokens[0])))
-        for tok in tokens:
-            lo, sep, hi = tok.partition("-")
-            out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+        return [int(t) for t in labels]
     except ValueError:
-        raise ValueError(
-            "--nodes must be N, ranges like 0-99, integers, or @FILE of integers"
-        ) from None
-    if not out:
-        raise ValueError("--nodes is empty")
-    return out
+        return labels
 
 
 # --------------------------------------------------------------------------- cut
 def _cut(args: argparse.Namespace) -> int:
     from .graph import load
 
-    verify = None if args.verify_key is None else _key_file(args.verify_key, "--verify-key")
-    R = load(args.file, verify_key=verify)
-    S = parse_nodes(args.S, R.nodes, "--S")
+    R = load(args.file, verify_key=verify_key_file(args.verify_key))
+    S = select_nodes(args.S, R.nodes, "--S")
     if args.T is None:
         chosen = set(S)
         T = [v for v in R.nodes if v not in chosen]
         if not T:
             raise ValueError("--S covers every node; give --T or a smaller --S")
     else:
-        T = parse_nodes(args.T, R.nodes, "--T")
+        T = select_nodes(args.T, R.nodes, "--T")
     est = R.cut(S, T, proper=not args.unbiased)
     lo, hi = est.ci(args.level)
     if args.json:
@@ -307,33 +264,33 @@ def _cut(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- signing keys
-def _key_file(path: str, name: str) -> bytes:
-    """A raw 32-byte key from a file holding its 64 hex digits (as written by keygen)."""
-    try:
-        text = Path(path).read_text().strip()
-        key = bytes.fromhex(text)
-    except (OSError, UnicodeDecodeError, ValueError):
-        key = b""
-    if len(key) != 32:
-        raise ValueError(f"{name}: {path} is not a key file (64 hex digits, see 'dpgraph keygen')")
-    return key
+def signing_key_file(path: str) -> Any:
+    """The key of ``--signing-key FILE`` (``PREFIX.key`` of keygen); errors name the flag."""
+    from .graph.signing import signing_key
+
+    return signing_key(path, "--signing-key")
+
+
+def verify_key_file(path: str | None) -> Any:
+    """The key of ``--verify-key FILE`` (``PREFIX.pub`` of keygen), or None without one."""
+    from .graph.signing import verify_key
+
+    return None if path is None else verify_key(path, "--verify-key")
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    import os
+    from .graph.signing import public_hex, verify_key, write_key_files
 
-    from .graph.signing import generate_signing_key
-
-    secret, public = Path(args.prefix + ".key"), Path(args.prefix + ".pub")
-    for p in (secret, public):
-        if p.exists():
+    for p in (args.prefix + ".key", args.prefix + ".pub"):
+        if os.path.lexists(p):  # a dangling symlink too: never write through it
             raise ValueError(f"{p} exists; not overwriting a key")
-    sk, vk = generate_signing_key()
-    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(sk.hex() + "\n")
-    public.write_text(vk.hex() + "\n")
-    print(f"signing key (keep it secret) -> {secret}; verify key (publish it) -> {public}")
+    folder = os.path.dirname(os.path.abspath(args.prefix + ".key"))
+    if not os.path.isdir(folder):
+        raise ValueError(f"keygen: the folder {folder} does not exist")
+    secret, public = write_key_files(args.prefix)
+    print(f"signing key (keep it secret) -> {secret}\n"
+          f"verify key (publish it)      -> {public}  "
+          f"(public key {public_hex(verify_key(public))})")
     return 0
 
 
@@ -395,15 +352,17 @@ def register_commands(subparsers: Any) -> None:
         "release", help="release an edge-list file as an epsilon-edge-DP graph file",
         description="Read a whitespace-separated edge list (SNAP style; '#' comments; .gz ok), "
                     "release it with mechanism E and save it in dpgraph's file format.")
-    r.add_argument("edgelist", help="edge list file, one 'u v' pair per line (integer node ids)")
+    r.add_argument("edgelist", help="edge list file or URL, one 'u v' pair per line (plain or "
+                                    "gzip; '#' comments; further columns ignored)")
     r.add_argument("--epsilon", "-e", type=_positive_float, required=True, help="privacy parameter > 0")
     r.add_argument("-o", "--output", required=True, help="output file (dpgraph format)")
+    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     r.add_argument("--seed", type=_seed, default=None,
                    help="reproducible release (testing only; default: secure randomness)")
     r.add_argument("--directed", action="store_true", help="release ordered pairs (a directed graph)")
     r.add_argument("--nodes", default=None,
-                   help="the PUBLIC vertex set (required): N (nodes 0..N-1), ranges like 0-4038, "
-                        "or @FILE of ids")
+                   help="the PUBLIC vertex set (required): N (nodes 0..N-1), labels and ranges "
+                        "like 0-4038,5000, or @FILE of labels")
     r.add_argument("--nodes-from-edges", action="store_true",
                    help="use the nodes that appear in EDGELIST as the vertex set; only when that "
                         "set is itself public (it reveals which nodes have edges)")
@@ -418,6 +377,9 @@ def register_commands(subparsers: Any) -> None:
                         "if over budget (see SECURITY.md)")
     r.add_argument("--signing-key", default=None, metavar="FILE",
                    help="sign the file with this key (.key from 'dpgraph keygen')")
+    r.add_argument("--name", default=None,
+                   help="the data set's public name, kept in the file (e.g. 'SNAP ego-Facebook'); "
+                        "the title of 'dpgraph report'")
     r.add_argument("--budget", type=_positive_float, default=None, metavar="TOTAL",
                    help="total epsilon of a new --ledger FILE (needed only to create it)")
     r.set_defaults(func=_release)
@@ -441,6 +403,9 @@ def register_commands(subparsers: Any) -> None:
     k = subparsers.add_parser(
         "keygen", help="make an Ed25519 key pair to sign releases",
         description="Write PREFIX.key (the signing key, mode 0600: keep it secret) and PREFIX.pub "
-                    "(the verify key: give it to analysts) as hex text.")
+                    "(the verify key: give it to analysts) as PEM files. Sign with "
+                    "'dpgraph release ... --signing-key PREFIX.key'; analysts check with "
+                    "--verify-key PREFIX.pub (dpgraph cut, dpgraph report) or "
+                    "dpgraph.load(path, verify_key='PREFIX.pub').")
     k.add_argument("prefix", help="path prefix of the two key files")
     k.set_defaults(func=_keygen)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["BudgetExceededError", "LedgerFileError", "SeededReleaseWarning"]
+__all__ = [
+    "BudgetExceededError",
+    "DroppedAttributesWarning",
+    "LedgerFileError",
+    "NewScopeWarning",
+    "SeededReleaseWarning",
+]
 
 
 class SeededReleaseWarning(UserWarning):
@@ -26,3 +32,22 @@ class BudgetExceededError(ValueError):
 
 class LedgerFileError(ValueError):
     """A privacy-ledger file is missing, unreadable, corrupted or of another format."""
+
+
+class DroppedAttributesWarning(UserWarning):
+    """The input carries edge attributes (weights, labels, extra columns) that were dropped.
+
+    A graph release publishes the presence of each vertex pair only.  Typed
+    releases, which publish an edge's value as well, are made with the
+    ``edge_attr=`` / ``values=`` arguments of :func:`dpgraph.release`.  The
+    warning never quotes an attribute's name or value.
+    """
+
+
+class NewScopeWarning(UserWarning):
+    """A ledger charge opens a budget scope the ledger had never charged.
+
+    Scopes are independent budgets: a misspelt scope name would open a fresh
+    budget.  The warning lists the scopes the ledger already holds; silence it
+    for a scope opened on purpose.
+    """

@@ -52,12 +52,12 @@ Examples
 --------
 >>> L = PrivacyLedger(total_epsilon=1.5)
 >>> _ = L.charge(1.0)
->>> L.spent(), L.remaining()
+>>> L.spent, L.remaining
 (1.0, 0.5)
 >>> L.charge(1.0)
 Traceback (most recent call last):
 ...
-dpgraph.exceptions.BudgetExceededError: epsilon=1 would bring the spending of scope 'default' to 2 > total_epsilon=1.5 (spent 1, remaining 0.5); nothing was released. Use a smaller epsilon.
+dpgraph.exceptions.BudgetExceededError: epsilon=1 would bring the spending of scope 'default' to 2 > total_epsilon=1.5 (spent 1, remaining 0.5); nothing was released. Use an epsilon of at most 0.5.
 """
 
 from __future__ import annotations
@@ -65,9 +65,13 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import re
 import secrets
+import stat
 import tempfile
 import threading
+import unicodedata
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -76,7 +80,7 @@ from typing import Any
 import filelock
 
 from . import _safejson
-from .exceptions import BudgetExceededError, LedgerFileError
+from .exceptions import BudgetExceededError, LedgerFileError, NewScopeWarning
 from .validation import check_epsilon
 
 __all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
@@ -112,10 +116,23 @@ class _Book:
         self.mutex = threading.Lock()
 
 
+_SCOPE = re.compile(r"[a-z0-9][a-z0-9 ._-]{0,199}\Z")
+
+
 def _check_scope(scope: Any) -> str:
-    if not isinstance(scope, str) or not scope or len(scope) > 200:
-        raise TypeError(f"scope must be a non-empty str (at most 200 characters), got {scope!r}")
-    return scope
+    """The normal form of a scope name: NFKC, case-folded, whitespace trimmed and collapsed.
+
+    "Default", " default" and "default" are one scope; a name with letters
+    outside a-z, digits and `` ._-`` (a Cyrillic look-alike, a control
+    character) is refused, so a typo cannot silently open a fresh budget.
+    """
+    if not isinstance(scope, str) or not scope:
+        raise TypeError(f"scope must be a non-empty str, got {type(scope).__name__}")
+    name = " ".join(unicodedata.normalize("NFKC", scope).casefold().split())
+    if not _SCOPE.match(name):
+        raise ValueError("scope must be 1 to 200 characters of a-z, 0-9, space, '.', '_' or "
+                         "'-' (compared without case), starting with a letter or digit")
+    return name
 
 
 def _tmp_prefix(path: Path) -> str:
@@ -145,9 +162,9 @@ class PrivacyLedger:
     >>> L = PrivacyLedger(total_epsilon=1.0)
     >>> [L.charge(0.1).epsilon for _ in range(10)][-1]
     0.1
-    >>> L.remaining()
+    >>> L.remaining
     0.0
-    >>> L.with_scope("other dataset").remaining()
+    >>> L.with_scope("other dataset").remaining
     1.0
     """
 
@@ -192,14 +209,19 @@ class PrivacyLedger:
         return sum((Fraction(e.epsilon) for e in self._book.entries if e.scope == self.scope),
                    Fraction(0))
 
+    @property
     def spent(self) -> float:
-        """Epsilon already charged to this scope (read from the file, if any)."""
+        """Epsilon already charged to this scope (read from the file, if any, on every access)."""
         self._refresh()
         return float(self._spent_exact())
 
+    @property
     def remaining(self) -> float:
-        """Budget left in this scope (0 when used up; read from the file, if any)."""
+        """Budget left in this scope (0 when used up; read from the file, if any, on every access)."""
         self._refresh()
+        return self._remaining_now()
+
+    def _remaining_now(self) -> float:
         left = Fraction(self.total_epsilon) - self._spent_exact()
         return max(0.0, float(left)) if left > _REL_SLACK * Fraction(self.total_epsilon) else 0.0
 
@@ -271,8 +293,15 @@ class PrivacyLedger:
                 f"epsilon={epsilon:g} would bring the spending of scope {self.scope!r} to "
                 f"{float(after):g} > total_epsilon={self.total_epsilon:g} (spent "
                 f"{float(spent):g}, remaining {float(left):g}); nothing was released. "
-                "Use a smaller epsilon."
+                + (f"Use an epsilon of at most {float(left):g}." if left > _REL_SLACK * total
+                   else "The budget is used up: no further release of this dataset is possible.")
             )
+        scopes = sorted({e.scope for e in self._book.entries})
+        if scopes and self.scope not in scopes:
+            warnings.warn(
+                f"scope {self.scope!r} is charged for the first time; this ledger holds the "
+                f"scopes {', '.join(map(repr, scopes))}. A scope is a separate budget: check "
+                "the name is not a typo of one of them", NewScopeWarning, stacklevel=4)
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         entry = LedgerEntry(epsilon, self.scope, label, now)
         self._book.entries.append(entry)
@@ -359,7 +388,7 @@ class PrivacyLedger:
         >>> path = os.path.join(tempfile.mkdtemp(), "budget.json")
         >>> L = PrivacyLedger.open(path, total_epsilon=2.0)
         >>> _ = L.charge(1.5)
-        >>> PrivacyLedger.open(path).remaining()
+        >>> PrivacyLedger.open(path).remaining
         0.5
         """
         path = _check_path(path)
@@ -423,10 +452,11 @@ class PrivacyLedger:
             ledger._book.entries.append(LedgerEntry(eps, scope, e["label"], e["time"]))
         return ledger
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # the names of the properties it shows (no file read)
         return (
             f"PrivacyLedger(total_epsilon={self.total_epsilon:g}, scope={self.scope!r}, "
-            f"spent={float(self._spent_exact()):g}, releases={len(self._book.entries)})"
+            f"spent={float(self._spent_exact()):g}, remaining={self._remaining_now():g}, "
+            f"releases={len(self._book.entries)})"
         )
 
 
@@ -449,12 +479,36 @@ def _from_v1(doc: dict, bad: Any) -> PrivacyLedger:
 
 # ---- file plumbing -------------------------------------------------------------
 def _check_path(path: Any) -> Path:
+    """The ledger's real path: symlinks resolved, so the lock and the atomic replace act on
+    the one file every name of it reaches (replacing a symlink would fork the budget)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-    path = Path(path)
-    if path.is_dir():
-        raise LedgerFileError(f"path {str(path)!r} is a directory, not a ledger file")
-    return path
+    real = Path(os.path.realpath(path))
+    if os.path.lexists(real):
+        _check_file(real, str(path))
+    return real
+
+
+def _check_file(path: Path, name: str | None = None) -> None:
+    """A ledger is a regular file with one name: refuse a folder, a FIFO or device (which
+    would block while the lock is held) and a file with hard links (a replace would break
+    them, and each name would then hold its own budget)."""
+    name = str(path) if name is None else name
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise LedgerFileError(f"path {name!r} cannot be read: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise LedgerFileError(f"path {name!r} is a directory, not a ledger file")
+    if not stat.S_ISREG(st.st_mode):
+        raise LedgerFileError(f"path {name!r} is not a regular file (a FIFO, socket or "
+                              "device); a ledger is a file")
+    if st.st_nlink > 1:
+        raise LedgerFileError(
+            f"path {name!r} has {st.st_nlink} hard links; a ledger must have one name (each "
+            "name would keep its own budget after a charge). Remove the other links")
 
 
 class _file_lock:
@@ -480,6 +534,7 @@ class _file_lock:
 
 
 def _read_doc(path: Path) -> Any:
+    _check_file(path)
     try:
         size = path.stat().st_size
         if size > _MAX_FILE_BYTES:

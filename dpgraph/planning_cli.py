@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import RELEASE_FILE_HELP, int_option
+from .cli_types import RELEASE_FILE_HELP, check_output, int_option
 
 __all__ = ["register"]
 
@@ -142,20 +142,31 @@ def _plan(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- report
 def _report(args: argparse.Namespace) -> int:
+    from .commands import verify_key_file
     from .graph import load
     from .report import build_report
 
     path = Path(args.file)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such release file (write one with 'dpgraph release')")
-    R = load(path)
-    out = Path(args.output)
+    out = Path(check_output(args.output, "-o", force=args.force,
+                            inputs=[args.file, args.verify_key]))
+    key = verify_key_file(args.verify_key)
+    R = load(path, verify_key=key)
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(f"  {msg}", file=sys.stderr, flush=True)
+    def progress(step: str, seconds: float | None = None) -> None:  # one line per step
+        if args.quiet:
+            return
+        if seconds is None:
+            print(f"  {step} ...", end="", file=sys.stderr, flush=True)
+        else:
+            print(f" {seconds:.1f} s", file=sys.stderr, flush=True)
 
-    html = build_report(R, title=args.title or path.name, progress=progress)
+    from .graph.signing import public_hex
+
+    signer = None if key is None else public_hex(key)
+    html = build_report(R, title=args.title or R.name or path.name, progress=progress,
+                        verified_by=signer)
     out.write_text(html, encoding="utf-8")
     print(f"wrote {out} ({len(html) // 1024} KiB)")
     if args.open:
@@ -208,7 +219,13 @@ def register(subparsers: Any) -> None:
                     "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
     r.add_argument("-o", "--output", required=True, help="output HTML file")
-    r.add_argument("--title", default=None, help="title of the report (default: the file name)")
+    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    r.add_argument("--title", default=None,
+                   help="title of the report (default: the data set's name kept in the file, "
+                        "else the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")
     r.add_argument("--quiet", action="store_true", help="no progress messages")
+    r.add_argument("--verify-key", default=None, metavar="FILE",
+                   help="the curator's verify key (.pub from 'dpgraph keygen'): refuse the file "
+                        "unless it is signed by it, and say so in the report")
     r.set_defaults(func=_report)

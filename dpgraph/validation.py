@@ -22,6 +22,7 @@ Two ways to use it:
 
 from __future__ import annotations
 
+import decimal
 import functools
 import inspect
 import math
@@ -31,11 +32,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ._reals import as_float as _as_float
+from ._reals import float_at_most as _float_at_most
+
 __all__ = [
+    "AnyOf",
     "Boolean",
     "Constraint",
     "Epsilon",
+    "InstanceOf",
     "Integer",
+    "Interval",
     "Level",
     "Optional",
     "Options",
@@ -54,10 +61,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is a finite real > 0.
 
+    Never larger than the value given: a real that no float equals is rounded
+    *down*, so a release is certified for at most the epsilon asked for.
+
     Parameters
     ----------
     epsilon : Any
-        Candidate privacy parameter.
+        Candidate privacy parameter: any real number (int, float, numpy
+        scalar, ``fractions.Fraction``, ``decimal.Decimal``).
     name : str
         Argument name used in error messages.
 
@@ -71,32 +82,27 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
         If ``epsilon`` is a bool, a string, a complex number, an array or
         anything but a real scalar.
     ValueError
-        If ``epsilon`` is NaN, infinite or not strictly positive.
+        If ``epsilon`` is NaN, infinite, beyond the float range (10**400) or
+        not strictly positive.
 
     Examples
     --------
     >>> check_epsilon(1)
     1.0
+    >>> from fractions import Fraction
+    >>> check_epsilon(Fraction(1, 10)) <= Fraction(1, 10) < check_epsilon(0.1)
+    True
     """
     if isinstance(epsilon, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, not a bool; pass e.g. {name}=1.0")
     if isinstance(epsilon, np.ndarray) and epsilon.ndim == 0:
-        epsilon = epsilon.item()
-    if not isinstance(epsilon, numbers.Real):
+        epsilon = epsilon[()]
+    if not isinstance(epsilon, (numbers.Real, decimal.Decimal)):
         raise TypeError(
             f"{name} must be a real number (float or int), got {type(epsilon).__name__}; "
             f"pass e.g. {name}=1.0"
         )
-    value = float(epsilon)
-    if math.isnan(value):
-        raise ValueError(f"{name} is NaN; pass a finite privacy parameter > 0, e.g. {name}=1.0")
-    if math.isinf(value):
-        raise ValueError(
-            f"{name} must be finite (infinite epsilon means no privacy); pass e.g. {name}=1.0"
-        )
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}; pass e.g. {name}=1.0")
-    return value
+    return _float_at_most(epsilon, name, f"a finite privacy parameter > 0, e.g. {name}=1.0")
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -138,7 +144,7 @@ def check_probability(value: Any, name: str, *, allow_zero: bool = False,
     interval = "[0, 1]" if allow_zero else "(0, 1]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number in {interval}, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(value)
     low_ok = value >= 0 if allow_zero else value > 0
     if not (low_ok and value <= 1):  # NaN fails both comparisons
         hint = f"; e.g. {name}={example}" if example is not None else ""
@@ -156,7 +162,7 @@ def check_level(level: Any) -> float:
     """
     if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real):
         raise TypeError(f"level must be a real number in (0, 1), got {type(level).__name__}")
-    level = float(level)
+    level = _as_float(level)
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, e.g. 0.95; got {level!r}")
     return level
@@ -177,13 +183,135 @@ def check_bool(value: Any, name: str) -> bool:
 
 # ----------------------------------------------------------------------------- constraints
 class Constraint:
-    """A declared constraint on one argument: ``constraint(value, name)`` checks and converts."""
+    """A declared constraint on one argument: ``constraint(value, name)`` checks and converts.
+
+    Every constraint also says what it accepts (:meth:`describe`) and gives
+    values it must refuse and one it accepts (:meth:`invalid_examples`,
+    :meth:`valid_example`), so one common test can try every declared
+    parameter of every public function with bad values.
+    """
 
     def __call__(self, value: Any, name: str) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def describe(self) -> str:  # pragma: no cover - abstract
+        """What the constraint accepts, in words (used in error messages)."""
+        raise NotImplementedError
+
+    def invalid_examples(self) -> tuple:
+        """Values the constraint must refuse (with an error naming the argument)."""
+        return (object(),)
+
+    def valid_example(self) -> Any:  # pragma: no cover - abstract
+        """One value the constraint accepts."""
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+class Interval(Constraint):
+    """A number of a kind (integer or real; never a bool) in an interval.
+
+    Parameters
+    ----------
+    kind : numbers.Integral or numbers.Real
+        ``Integral`` accepts Python and numpy integers; ``Real`` also floats
+        (converted to float; NaN and numbers too large for a float refused).
+    left, right : number or None
+        The bounds (None: unbounded).
+    closed : {"both", "left", "right", "neither"}, default "both"
+        Which bounds belong to the interval.
+    example : str, optional
+        A valid value to suggest in the error message.
+
+    Examples
+    --------
+    >>> Interval(numbers.Integral, 1, None)(3, "runs")
+    3
+    >>> Interval(numbers.Real, 0, 1, closed="neither")(1.0, "fraction")
+    Traceback (most recent call last):
+    ...
+    ValueError: fraction must be a real number in (0, 1), got 1.0; e.g. fraction=0.5
+    """
+
+    def __init__(self, kind: type, left: Any = None, right: Any = None, *,
+                 closed: str = "both", example: str | None = None) -> None:
+        if kind not in (numbers.Integral, numbers.Real):
+            raise TypeError("kind must be numbers.Integral or numbers.Real")
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError("closed must be 'both', 'left', 'right' or 'neither'")
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+        self.example = example
+
+    def describe(self) -> str:
+        what = "an integer" if self.kind is numbers.Integral else "a real number"
+        lo_in = self.closed in ("both", "left")
+        hi_in = self.closed in ("both", "right")
+        if self.left is not None and self.right is not None:
+            return (f"{what} in {'[' if lo_in else '('}{self.left:g}, "
+                    f"{self.right:g}{']' if hi_in else ')'}")
+        if self.left is not None:
+            return f"{what} {'>=' if lo_in else '>'} {self.left:g}"
+        if self.right is not None:
+            return f"{what} {'<=' if hi_in else '<'} {self.right:g}"
+        return what
+
+    def __call__(self, value: Any, name: str) -> Any:
+        hint = f"; e.g. {name}={self.valid_example()}"
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value.item()
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind):
+            raise TypeError(f"{name} must be {self.describe()}, got {type(value).__name__}{hint}")
+        if self.kind is numbers.Integral:
+            value = int(value)
+        else:
+            try:
+                value = float(value)
+            except OverflowError:
+                raise ValueError(f"{name} must be {self.describe()}, got a number too large "
+                                 f"for a float{hint}") from None
+            if math.isnan(value):
+                raise ValueError(f"{name} must be {self.describe()}, got NaN{hint}")
+        if not self._inside(value):
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}{hint}")
+        return value
+
+    def _inside(self, v: Any) -> bool:
+        below = self.left is not None and (
+            v < self.left or (v == self.left and self.closed in ("right", "neither")))
+        above = self.right is not None and (
+            v > self.right or (v == self.right and self.closed in ("left", "neither")))
+        return not (below or above)
+
+    def invalid_examples(self) -> tuple:
+        bad: list[Any] = ["1", True, None]
+        if self.kind is numbers.Integral:
+            bad.append(1.5)
+        else:
+            bad.append(float("nan"))
+        if self.left is not None:
+            bad.append(self.left - 1 if self.closed in ("both", "left") else self.left)
+        if self.right is not None:
+            bad.append(self.right + 1 if self.closed in ("both", "right") else self.right)
+        return tuple(bad)
+
+    def valid_example(self) -> Any:
+        if self.example is not None:  # written for messages: the number it spells
+            return int(self.example) if self.kind is numbers.Integral else float(self.example)
+        lo, hi = self.left, self.right
+        if lo is not None and hi is not None:
+            mid = (lo + hi) / 2
+            return int(mid) if self.kind is numbers.Integral and self._inside(int(mid)) else mid
+        if lo is not None:
+            return lo + 1 if self.kind is numbers.Integral or lo != int(lo) else lo + 1.0
+        if hi is not None:
+            return hi - 1
+        return 1
+
+    def __repr__(self) -> str:
+        kind = "Integral" if self.kind is numbers.Integral else "Real"
+        return f"Interval({kind}, {self.left!r}, {self.right!r}, closed={self.closed!r})"
 
 
 class Epsilon(Constraint):
@@ -192,11 +320,21 @@ class Epsilon(Constraint):
     def __call__(self, value: Any, name: str) -> float:
         return check_epsilon(value, name)
 
+    def describe(self) -> str:
+        return "a finite real number > 0"
 
-class Integer(Constraint):
+    def invalid_examples(self) -> tuple:
+        return ("1", True, None, 0.0, -1.0, float("nan"), float("inf"))
+
+    def valid_example(self) -> float:
+        return 1.0
+
+
+class Integer(Interval):
     """An integer (not a bool) >= ``minimum`` (see :func:`check_positive_int`)."""
 
     def __init__(self, minimum: int = 1) -> None:
+        super().__init__(numbers.Integral, int(minimum), None)
         self.minimum = int(minimum)
 
     def __call__(self, value: Any, name: str) -> int:
@@ -206,22 +344,29 @@ class Integer(Constraint):
         return f"Integer(minimum={self.minimum})"
 
 
-class Probability(Constraint):
+class Probability(Interval):
     """A real number in (0, 1] (or [0, 1]) (see :func:`check_probability`)."""
 
     def __init__(self, allow_zero: bool = False, example: str | None = None) -> None:
+        super().__init__(numbers.Real, 0, 1, closed="both" if allow_zero else "right",
+                         example=example)
         self.allow_zero = bool(allow_zero)
-        self.example = example
 
     def __call__(self, value: Any, name: str) -> float:
         return check_probability(value, name, allow_zero=self.allow_zero, example=self.example)
 
 
-class Level(Constraint):
+class Level(Interval):
     """A confidence level strictly between 0 and 1 (see :func:`check_level`)."""
+
+    def __init__(self) -> None:
+        super().__init__(numbers.Real, 0, 1, closed="neither", example="0.95")
 
     def __call__(self, value: Any, name: str) -> float:
         return check_level(value)
+
+    def invalid_examples(self) -> tuple:
+        return ("0.95", True, 0.0, 1.0, 95, float("nan"))
 
 
 class Boolean(Constraint):
@@ -230,6 +375,15 @@ class Boolean(Constraint):
     def __call__(self, value: Any, name: str) -> bool:
         return check_bool(value, name)
 
+    def describe(self) -> str:
+        return "True or False"
+
+    def invalid_examples(self) -> tuple:
+        return ("yes", 1, None)
+
+    def valid_example(self) -> bool:
+        return True
+
 
 class Options(Constraint):
     """One of a fixed set of values (compared with ``==``, returned as given)."""
@@ -237,31 +391,140 @@ class Options(Constraint):
     def __init__(self, *options: Any) -> None:
         self.options = tuple(options)
 
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
     def __call__(self, value: Any, name: str) -> Any:
         try:
-            ok = value in self.options
-        except TypeError:  # unhashable or incomparable
+            ok = any(value == o and type(value) is type(o) for o in self.options) or (
+                isinstance(value, str) and value in self.options)
+        except (TypeError, ValueError):  # incomparable (an array, say)
             ok = False
         if not ok:
-            choices = ", ".join(repr(o) for o in self.options)
-            raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+            raise ValueError(f"{name} must be {self.describe()}; got {value!r}")
         return value
+
+    def invalid_examples(self) -> tuple:
+        return ("no-such-option", 12345)
+
+    def valid_example(self) -> Any:
+        return self.options[0]
 
     def __repr__(self) -> str:
         return f"Options{self.options!r}"
 
 
-class Optional(Constraint):
-    """``None`` or a value satisfying ``constraint``."""
+class InstanceOf(Constraint):
+    """An instance of one of ``types`` (never a bool unless ``bool`` is listed).
 
-    def __init__(self, constraint: Constraint) -> None:
-        self.constraint = constraint
+    Parameters
+    ----------
+    *types : type
+    what : str, optional
+        How to say it in an error message (default: the type names).
+    example : Any, optional
+        A valid value (for :meth:`valid_example`).
+    """
+
+    def __init__(self, *types: type, what: str | None = None, example: Any = None) -> None:
+        self.types = types
+        self.what = what or " or ".join(t.__name__ for t in types)
+        self.example = example
+
+    def describe(self) -> str:
+        return self.what
 
     def __call__(self, value: Any, name: str) -> Any:
-        return None if value is None else self.constraint(value, name)
+        if (isinstance(value, (bool, np.bool_)) and bool not in self.types) or \
+                not isinstance(value, self.types):
+            raise TypeError(f"{name} must be {self.what}, got {type(value).__name__}")
+        return value
+
+    def invalid_examples(self) -> tuple:
+        return tuple(v for v in (object(), 3.5, "text") if not isinstance(v, self.types))
+
+    def valid_example(self) -> Any:
+        return self.example
 
     def __repr__(self) -> str:
-        return f"Optional({self.constraint!r})"
+        return f"InstanceOf({', '.join(t.__name__ for t in self.types)})"
+
+
+class AnyOf(Constraint):
+    """A value satisfying one of several constraints (the first that accepts converts it).
+
+    ``None`` among the alternatives accepts ``None`` itself.
+
+    Examples
+    --------
+    >>> c = AnyOf(None, Interval(numbers.Integral, 0, None))
+    >>> c(None, "seed"), c(3, "seed")
+    (None, 3)
+    >>> c(-1, "seed")
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an integer >= 0, got -1; e.g. seed=1
+    """
+
+    def __init__(self, *alternatives: Constraint | None) -> None:
+        self.alternatives = alternatives
+
+    def describe(self) -> str:
+        return " or ".join("None" if a is None else a.describe() for a in self.alternatives)
+
+    def __call__(self, value: Any, name: str) -> Any:
+        real = [a for a in self.alternatives if a is not None]
+        if len(real) == 1 and value is not None:  # "None or X": X's own, more precise, message
+            return real[0](value, name)
+        errors: list[Exception] = []
+        for a in self.alternatives:
+            if a is None:
+                if value is None:
+                    return None
+                continue
+            try:
+                return a(value, name)
+            except (TypeError, ValueError) as exc:
+                errors.append(exc)
+        kind = ValueError if any(isinstance(e, ValueError) for e in errors) else TypeError
+        shown = f"{value!r}" if kind is ValueError else type(value).__name__
+        raise kind(f"{name} must be {self.describe()}, got {shown}")
+
+    def invalid_examples(self) -> tuple:
+        bad = []
+        for a in self.alternatives:
+            if a is None:
+                continue
+            for v in a.invalid_examples():
+                if v is None and None in self.alternatives:
+                    continue
+                if all(not _accepts(b, v) for b in self.alternatives):
+                    bad.append(v)
+        return tuple(bad)
+
+    def valid_example(self) -> Any:
+        for a in self.alternatives:
+            if a is not None:
+                return a.valid_example()
+        return None
+
+    def __repr__(self) -> str:
+        return f"AnyOf{self.alternatives!r}"
+
+
+def _accepts(c: Constraint | None, value: Any) -> bool:
+    if c is None:
+        return value is None
+    try:
+        c(value, "x")
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def Optional(constraint: Constraint) -> AnyOf:
+    """``None`` or a value satisfying ``constraint`` (``AnyOf(None, constraint)``)."""
+    return AnyOf(None, constraint)
 
 
 def validate_params(**constraints: Constraint) -> Callable[[F], F]:

@@ -102,96 +102,6 @@ def test_counts_unbiased_with_exact_std(small_graph):
     assert np.all(np.abs(z) < 4.5)  # 30 nodes: 4.5 sd keeps the family-wise false alarm < 2e-4
 
 
-@pytest.mark.parametrize("channel", ["rr", "subsampled"])
-def test_triangles_wedges_unbiased_and_variances(small_graph, channel):
-    G = small_graph
-    t = _true_counts(G)
-    T, W, VT, VW, CV = [], [], [], [], []
-    reps = 800
-    for r in range(reps):
-        if channel == "rr":
-            R = dpgraph.release(G, EPS, seed=10_000 + r)
-        else:  # subsampling s = 0.6 of a flip p' = 0.2 release: alpha = s(1-p'), beta = s p'
-            R = binary_release(G, 0.6 * 0.8, 0.6 * 0.2, seed=20_000 + r)
-        st = an.triangle_statistics(R)
-        T.append(st.triangles)
-        W.append(st.wedges)
-        VT.append(st.var_triangles)
-        VW.append(st.var_wedges)
-        CV.append(st.cov)
-    T, W = np.array(T), np.array(W)
-    assert _within(T.mean(), t["triangles"], T.std() / math.sqrt(reps))
-    assert _within(W.mean(), t["wedges"], W.std() / math.sqrt(reps))
-    # the variance estimates are unbiased: compare their mean with the sample
-    # (co)variance, whose own relative se is about sqrt(2 / reps) (normal theory;
-    # the products are heavier-tailed, so 5 se)
-    tol = 5 * math.sqrt(2 / reps)
-    assert abs(np.mean(VT) / T.var() - 1) < tol
-    assert abs(np.mean(VW) / W.var() - 1) < tol
-    assert abs(np.mean(CV) / np.cov(T, W)[0, 1] - 1) < 2 * tol
-
-
-def test_triangle_estimator_equals_trace_formula(small_graph):
-    R = dpgraph.release(small_graph, EPS, seed=3)
-    Y = R.to_scipy_sparse().toarray().astype(float)
-    z0, z1 = R.channel.debias(np.array([0.0, 1.0]))  # debiased value of a released 0 and 1
-    Z = np.where(np.eye(30, dtype=bool), 0.0, z0 + (z1 - z0) * Y)
-    assert R.triangles(proper=False).value == pytest.approx(np.trace(Z @ Z @ Z) / 6, rel=1e-10)
-    D = Z.sum(axis=0)
-    w = 0.5 * np.sum(D**2 - (Z**2).sum(axis=0))
-    assert R.wedges(proper=False).value == pytest.approx(w, rel=1e-10)
-
-
-def test_compiled_triangle_pass_equals_numpy(small_graph, monkeypatch):
-    pytest.importorskip("numba")
-    import importlib
-
-    motifs = importlib.import_module("dpgraph.graph.analytics.motifs")
-    G = nx.disjoint_union(small_graph, nx.gnp_random_graph(70, 0.2, seed=3))
-    a = motifs.triangle_statistics(dpgraph.release(G, 1.0, seed=4))
-    monkeypatch.setattr(motifs, "_USE_NUMBA", False)
-    b = motifs.triangle_statistics(dpgraph.release(G, 1.0, seed=4))
-    for f in ("triangles", "wedges", "var_triangles", "var_wedges", "cov"):
-        assert getattr(a, f) == pytest.approx(getattr(b, f), rel=1e-9), f
-    assert np.allclose(a.node_triangles, b.node_triangles)
-    assert np.allclose(a.node_linear, b.node_linear)
-
-
-def test_triangle_ci_coverage():
-    """95% intervals of the triangle count cover the truth 95% +- 4 se of the time."""
-    G = nx.gnp_random_graph(60, 0.25, seed=5)
-    truth = sum(nx.triangles(G).values()) / 3
-    reps = 600
-    hits = 0
-    for r in range(reps):
-        lo, hi = dpgraph.release(G, 2.0, seed=50_000 + r).triangles().ci(0.95)
-        hits += lo <= truth <= hi
-    se = math.sqrt(0.95 * 0.05 / reps)
-    assert abs(hits / reps - 0.95) < 4 * se
-
-
-def test_transitivity_close_and_error_bar_calibrated():
-    G = nx.gnp_random_graph(60, 0.25, seed=5)
-    truth = nx.transitivity(G)
-    vals, stds, hits = [], [], 0
-    reps = 300
-    for r in range(reps):
-        tr = dpgraph.release(G, 2.0, seed=70_000 + r).transitivity()
-        vals.append(tr.value)
-        stds.append(tr.std)
-        lo, hi = tr.ci()
-        hits += lo <= truth <= hi
-    vals = np.array(vals)
-    # ratio estimator: its bias O(Var W / W^2) is far below the Monte-Carlo standard
-    # error here, so no slack
-    assert abs(vals.mean() - truth) < 4 * vals.std() / math.sqrt(reps)
-    # W is resolved here, so Fieller's half-width / 1.96 is close to the delta-method std:
-    # within 4 normal-theory SEs of a sample std (1/sqrt(2(reps-1)) = 4.1%)
-    assert abs(np.mean(stds) / vals.std() - 1) < 4 / math.sqrt(2 * (reps - 1))
-    # Fieller's interval covers 95% +- 4 binomial SEs
-    assert abs(hits / reps - 0.95) < 4 * math.sqrt(0.95 * 0.05 / reps)
-
-
 def test_modularity_of_fixed_partition():
     G = nx.karate_club_graph()
     part = nx.community.louvain_communities(G, seed=1)
@@ -215,51 +125,7 @@ def test_modularity_of_fixed_partition():
 # ----------------------------------------------------------------------------- deconvolution
 
 
-def test_degree_distribution_recovers_known_histogram():
-    # half the nodes have degree 4, half degree 24
-    G = nx.disjoint_union(nx.random_regular_graph(4, 200, seed=1),
-                          nx.random_regular_graph(24, 200, seed=2))
-    R = dpgraph.release(G, 3.0, seed=0)
-    h = R.degree_distribution(method="em")  # nonparametric: a two-point histogram
-    assert h.shape == (400,) and h.sum() == pytest.approx(1.0)
-    low, high = h[:12].sum(), h[14:40].sum()
-    assert abs(low - 0.5) < 0.1 and abs(high - 0.5) < 0.1
-    # mean degree preserved (unbiased edge count): 14
-    assert abs(h @ np.arange(400) - 14) < 1.0
-    # far better than the naive histogram of the released degrees
-    naive = np.bincount(R.released_degrees(), minlength=400) / 400
-    true = np.bincount([d for _, d in G.degree()], minlength=400) / 400
-    assert np.abs(np.cumsum(h) - np.cumsum(true)).sum() < 0.2 * np.abs(
-        np.cumsum(naive) - np.cumsum(true)).sum()
-
-
-def test_degree_distribution_band_and_family():
-    # a heavy-tailed sparse graph at eps = 2: the fitted family's band holds the fit
-    # and is wider where the release says less
-    G = nx.barabasi_albert_graph(1500, 2, seed=3)
-    R = dpgraph.release(G, 2.0, seed=0)
-    h = R.degree_distribution()
-    assert h.method == "lognormal" and h.sum() == pytest.approx(1.0)
-    assert np.all(h.lower <= h + 1e-12) and np.all(h <= h.upper + 1e-12)
-    from dpgraph.experiments.peers import degree_kl
-
-    naive = np.bincount(R.released_degrees(), minlength=1500) / 1500
-    deg = np.array([d for _, d in G.degree()])
-    # far closer to the truth than the released degrees' own histogram
-    assert degree_kl(deg, np.asarray(h)) < 0.25 * degree_kl(deg, naive)
-    with pytest.raises(ValueError, match="method"):
-        R.degree_distribution(method="poisson")
-
-
-def test_transition_matrix_columns_are_the_convolution():
-    ch = Channel.binary(0.7, 0.2)
-    P = an.degree_transition_matrix(12, ch)
-    from scipy.stats import binom
-
-    d = 4
-    direct = np.convolve(binom.pmf(np.arange(d + 1), d, 0.7), binom.pmf(np.arange(12 - d), 11 - d, 0.2))
-    assert np.allclose(P[:, d], direct[:12], atol=1e-12)
-    assert np.allclose(P.sum(axis=0), 1.0)
+# the degree distribution (kernel, fit, band, memory) is tested in tests/test_degree_distribution.py
 
 
 # ----------------------------------------------------------------------------- communities, synthesis
@@ -361,18 +227,6 @@ def test_unknown_nodes_and_directed():
                  D.communities, D.synthesize, lambda: D.modularity([{0, 1, 2}])):
         with pytest.raises(ValueError, match="undirected"):
             call()
-
-
-def test_memory_refusal_names_the_size(monkeypatch):
-    from dpgraph.graph import _memory
-
-    # allocations under 64 MiB are never checked: 3 n^2 float32 exceeds that for n = 2400
-    R = dpgraph.release(nx.path_graph(2400), 1.0, seed=0)
-    monkeypatch.setattr(_memory, "available_memory", lambda: 1 << 20)
-    with pytest.raises(MemoryError, match=r"needs 0\.06 GiB"):
-        R.triangles()
-    with pytest.raises(MemoryError, match="2400 nodes"):
-        R.triangles()
 
 
 def test_errors_do_not_echo_edges():

@@ -243,9 +243,12 @@ def test_validate_params_checks_and_converts():
 def test_release_declares_its_constraints():
     from dpgraph.graph.entry import release
 
-    assert set(release.__dpgraph_constraints__) >= {"epsilon", "directed"}
+    assert set(release.__dpgraph_constraints__) >= {"directed"}
     with pytest.raises(TypeError, match="directed must be True or False"):
         release(nx.path_graph(3), 1.0, seed=0, directed="yes")
+    # epsilon, seed and ledger are the release transaction's to validate, once
+    with pytest.raises(ValueError, match="epsilon"):
+        release(nx.path_graph(3), -1.0)
 
 
 # ----------------------------------------------------------------------------- names

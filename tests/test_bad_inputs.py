@@ -225,11 +225,11 @@ def _cases():
         ("load-directory", lambda: LOAD(_scratch()), ValueError, "directory"),
         ("load-missing", lambda: LOAD(_scratch() / "missing.dpg"), FileNotFoundError,
          "no such file"),
-        ("load-verify_key-str", lambda: LOAD(_saved(), verify_key="curator"), TypeError,
+        ("load-verify_key-str", lambda: LOAD(_saved(), verify_key="curator"), ValueError,
          "verify_key"),
         ("load-verify_key-short", lambda: LOAD(_saved(), verify_key=bytes(31)), TypeError,
          "verify_key"),
-        ("save-signing_key-str", lambda: R.save(_scratch() / "x.dpg", signing_key="k"), TypeError,
+        ("save-signing_key-str", lambda: R.save(_scratch() / "x.dpg", signing_key="k"), ValueError,
          "signing_key"),
     ]
     return [pytest.param(fn, exc, name, id=i) for i, fn, exc, name in rows]

@@ -16,9 +16,8 @@ import dpgraph
 from dpgraph.graph import blockwise as bw
 from dpgraph.graph.adjacency import Adjacency, PackedWords
 from dpgraph.graph.blockwise import (
-    edge_input_from_graph,
+    edge_keys,
     open_blockwise,
-    read_edge_list,
     release_blockwise,
     release_tiled,
 )
@@ -46,7 +45,7 @@ def _graph(n=203, p=0.04, seed=1, directed=False):
 # ---- bit for bit ------------------------------------------------------------------
 def test_single_tile_equals_dpgraph_release():
     G = _graph()
-    R = release_tiled(edge_input_from_graph(G), 1.0, KEY, tile=(1024, 1024), nonce=NONCE)
+    R = release_tiled(edge_keys(G), 1.0, KEY, tile=(1024, 1024), nonce=NONCE)
     D = dpgraph.release(G, 1.0, seed=tile_source(KEY, NONCE, 0, 0))
     assert np.array_equal(R.adjacency.words, D.adjacency.words)
 
@@ -55,7 +54,7 @@ def test_single_tile_equals_dpgraph_release():
 @pytest.mark.parametrize("tile", [(64, 64), (128, 192)])
 def test_cluster_release_equals_in_memory(client, tmp_path, directed, tile):
     G = _graph(directed=directed)
-    e = edge_input_from_graph(G, directed=directed)
+    e = edge_keys(G, directed=directed)
     B = release_blockwise(e, 1.5, tmp_path / "r.zarr", directed=directed, key=KEY, tile=tile,
                           client=client)
     ref = release_tiled(e, 1.5, KEY, tile=tile, nonce=B.nonce)
@@ -83,12 +82,12 @@ def test_queries_match_in_memory(client, tmp_path, batch, monkeypatch):
 
     monkeypatch.setattr(bgraph, "_BATCH", batch)
     G = _graph(n=300)
-    e = edge_input_from_graph(G)
+    e = edge_keys(G)
     B = release_blockwise(e, 1.0, tmp_path / "q.zarr", key=KEY, tile=(64, 128), client=client)
     ref = release_tiled(e, 1.0, KEY, tile=(64, 128), nonce=B.nonce)
     assert B.number_of_released_edges() == ref.number_of_released_edges()
     assert np.array_equal(B.released_degrees(), ref.adjacency.degrees())
-    ed = edge_input_from_graph(_graph(n=300, directed=True), directed=True)
+    ed = edge_keys(_graph(n=300, directed=True), directed=True)
     D = release_blockwise(ed, 1.0, tmp_path / "d.zarr", key=KEY, tile=(64, 128), directed=True,
                           client=client)
     assert np.array_equal(D.released_degrees(), release_tiled(
@@ -111,7 +110,7 @@ def test_queries_match_in_memory(client, tmp_path, batch, monkeypatch):
 def test_cut_estimates_unbiased_across_keys():
     """50 keyed releases: z-scores with the exact std have mean 0 (4 standard errors)."""
     G = _graph(n=130, p=0.1)
-    e = edge_input_from_graph(G)
+    e = edge_keys(G)
     S, T = list(range(60)), list(range(60, 130))
     truth = nx.cut_size(G, S, T)
     z = []
@@ -134,8 +133,8 @@ def test_edge_list_streaming_matches_graph(tmp_path):
         lines.append(f"{v} {u} 1.0")  # reversed, with a weight column
     lines += [f"{u} {v}" for u, v in list(G.edges())[:10]]  # duplicates
     path.write_text("\n".join(lines) + "\n")
-    e_file = read_edge_list(path, nodes=150, chunk_bytes=1024)
-    e_graph = edge_input_from_graph(G)
+    e_file = edge_keys(path, nodes=150, chunk_bytes=1024)
+    e_graph = edge_keys(G)
     assert np.array_equal(e_file.keys, e_graph.keys)
     B = release_blockwise(str(path), 1.0, tmp_path / "f.zarr", nodes=150, key=KEY,
                           tile=(64, 64))
@@ -146,7 +145,7 @@ def test_edge_list_streaming_matches_graph(tmp_path):
 def test_edge_list_with_labels(tmp_path):
     path = tmp_path / "g.txt"
     path.write_text("10 30\n30 20\n")
-    e = read_edge_list(path, nodes=[30, 10, 20, 40])
+    e = edge_keys(path, nodes=[30, 10, 20, 40])
     assert list(e.index.nodes) == [10, 20, 30, 40]
     assert e.keys.tolist() == [0 * 4 + 2, 1 * 4 + 2]
 
@@ -155,18 +154,18 @@ def test_edge_list_errors(tmp_path):
     path = tmp_path / "g.txt"
     path.write_text("0 1\n1 9\n")
     with pytest.raises(ValueError, match="not in nodes"):
-        read_edge_list(path, nodes=5)
+        edge_keys(path, nodes=5)
     path.write_text("0 1\n3 3\n")
     with pytest.raises(ValueError, match="self-loop"):
-        read_edge_list(path, nodes=5)
+        edge_keys(path, nodes=5)
     path.write_text("0 x\n")
-    with pytest.raises(ValueError, match="two integer"):
-        read_edge_list(path, nodes=5)
+    with pytest.raises(ValueError, match="line 1: expected an integer"):
+        edge_keys(path, nodes=5)
     with pytest.raises(FileNotFoundError):
-        read_edge_list(tmp_path / "missing.txt", nodes=5)
+        edge_keys(tmp_path / "missing.txt", nodes=5)
     with pytest.raises(TypeError, match="nodes"):
-        read_edge_list(path, nodes=None)
-    with pytest.raises(ValueError, match="nodes is required"):
+        edge_keys(path, nodes=None)
+    with pytest.raises(TypeError, match="nodes="):
         release_blockwise(str(path), 1.0, tmp_path / "x.zarr", key=KEY)
 
 
@@ -174,13 +173,13 @@ def test_error_messages_do_not_echo_edges(tmp_path):
     path = tmp_path / "g.txt"
     path.write_text("12345 67890\n")
     with pytest.raises(ValueError) as info:
-        read_edge_list(path, nodes=5)
+        edge_keys(path, nodes=5)
     assert "12345" not in str(info.value) and "67890" not in str(info.value)
 
 
 # ---- the store ------------------------------------------------------------------------
 def _make(tmp_path, name="r.zarr", G=None, key=KEY):
-    e = edge_input_from_graph(G if G is not None else _graph(n=100))
+    e = edge_keys(G if G is not None else _graph(n=100))
     return release_blockwise(e, 1.0, tmp_path / name, key=key, tile=(64, 64))
 
 
@@ -218,7 +217,7 @@ def test_existing_store_needs_overwrite(tmp_path):
     _make(tmp_path)
     with pytest.raises(ValueError, match="overwrite=True"):
         _make(tmp_path)
-    e = edge_input_from_graph(_graph(n=100))
+    e = edge_keys(_graph(n=100))
     again = release_blockwise(e, 1.0, tmp_path / "r.zarr", key=KEY, tile=(64, 64),
                               overwrite=True)
     assert again.number_of_nodes() == 100
@@ -274,7 +273,7 @@ def test_local_cluster_workers_get_the_malloc_environment(tmp_path):
         with distributed.Client(cluster) as c:
             env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
             assert list(env.values()) == [bw.WORKER_ENV["MALLOC_TRIM_THRESHOLD_"]]
-            e = edge_input_from_graph(_graph(n=100))
+            e = edge_keys(_graph(n=100))
             B = release_blockwise(e, 1.0, tmp_path / "p.zarr", key=KEY, tile=(64, 64), client=c)
             assert np.array_equal(B.adjacency.words, release_tiled(e, 1.0, KEY, (64, 64),
                                                                       nonce=B.nonce).adjacency.words)
@@ -304,7 +303,7 @@ def test_zarr_write_path_equals_direct_chunk_files(tmp_path, monkeypatch):
     """Local stores write chunk files directly; Zarr's own write path gives the same store."""
     from dpgraph.graph.blockwise import write
 
-    e = edge_input_from_graph(_graph(n=203))
+    e = edge_keys(_graph(n=203))
     A = release_blockwise(e, 1.0, tmp_path / "direct.zarr", key=KEY, tile=(128, 192))
     monkeypatch.setattr(write, "_direct_chunk_dir", lambda loc, arr: None)
     B = release_blockwise(e, 1.0, tmp_path / "zarr.zarr", key=KEY, tile=(128, 192))
@@ -322,7 +321,7 @@ def test_tiles_sampled_into_a_dirty_reused_buffer_are_the_fresh_tiles(directed, 
     from dpgraph.core import rr_probabilities
     from dpgraph.graph.blockwise.tiles import TilePlan, sample_tile
 
-    e = edge_input_from_graph(_graph(n=203, directed=directed), directed=directed)
+    e = edge_keys(_graph(n=203, directed=directed), directed=directed)
     plan = TilePlan(e.n, directed, tile[0], tile[1] // 64)
     num = rr_probabilities(1.0).flip_numerator
     dirty = np.full((plan.tile_rows, plan.tile_words), np.uint64(2**64 - 1))
@@ -334,7 +333,7 @@ def test_tiles_sampled_into_a_dirty_reused_buffer_are_the_fresh_tiles(directed, 
 
 def test_edge_chunk_files_are_padded_with_zeros(tmp_path):
     """Zarr reads an edge chunk at full tile size: its padding must be the fill value 0."""
-    e = edge_input_from_graph(_graph(n=203))
+    e = edge_keys(_graph(n=203))
     B = release_blockwise(e, 1.0, tmp_path / "r.zarr", key=KEY, tile=(128, 192))
     chunks = sorted((tmp_path / "r.zarr" / "adjacency" / "c").rglob("*"))
     files = [p for p in chunks if p.is_file()]

@@ -19,7 +19,7 @@ from scipy import stats
 import dpgraph
 from dpgraph.graph import _memory
 from dpgraph.graph.blockwise import (
-    edge_input_from_graph,
+    edge_keys,
     open_blockwise,
     release_blockwise,
     release_tiled,
@@ -78,14 +78,14 @@ def test_same_key_same_graph_twice_gives_independent_releases(tmp_path, monkeypa
     lo, hi = _binomial_band(n * (n - 1), 2 * p * (1 - p))
     assert lo <= _differing_pairs(A.adjacency.words, B.adjacency.words, n) <= hi
     # the key and the stored nonce reproduce each release exactly
-    e = edge_input_from_graph(G, directed=True)
+    e = edge_keys(G, directed=True)
     for R in (A, B):
         ref = release_tiled(e, 0.5, KEY, (64, 64), nonce=R.nonce)
         assert np.array_equal(R.adjacency.words, ref.adjacency.words)
 
 
 def test_release_tiled_draws_a_fresh_nonce_by_default():
-    e = edge_input_from_graph(_graph(80))
+    e = edge_keys(_graph(80))
     a = release_tiled(e, 1.0, KEY, (64, 64)).adjacency.words
     b = release_tiled(e, 1.0, KEY, (64, 64)).adjacency.words
     assert not np.array_equal(a, b)
@@ -164,7 +164,7 @@ def test_concurrent_writers_to_one_store(tmp_path, monkeypatch):
     assert child.returncode == 0, err
     B = open_blockwise(store)  # the first writer's release, whole and uninterleaved
     assert B.nonce.hex() == out.strip()
-    ref = release_tiled(edge_input_from_graph(_graph(100, seed=1)), 1.0, KEY, (64, 64),
+    ref = release_tiled(edge_keys(_graph(100, seed=1)), 1.0, KEY, (64, 64),
                         nonce=B.nonce)
     assert np.array_equal(B.adjacency.words, ref.adjacency.words)
     # once the first writer is done, the store can be replaced
@@ -275,7 +275,7 @@ def _no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the release went past its size checks")
 
-    monkeypatch.setattr(write, "_as_edge_input", refuse)
+    monkeypatch.setattr(write, "_as_edge_keys", refuse)
     monkeypatch.setattr(write, "_create_store", refuse)
 
 
@@ -325,7 +325,7 @@ def test_ledger_is_charged_once_per_release_and_refuses_over_budget(tmp_path):
     L.save(tmp_path / "budget.json")
     G = _graph(100)
     B = release_blockwise(G, 1.0, tmp_path / "a.zarr", key=KEY, tile=(64, 64), ledger=L)
-    assert L.spent() == pytest.approx(1.0)
+    assert L.spent == pytest.approx(1.0)
     with pytest.raises(BudgetExceededError):
         release_blockwise(G, 1.0, tmp_path / "b.zarr", tile=(64, 64), ledger=L)
     assert not (tmp_path / "b.zarr").exists()  # refused before anything was written
@@ -333,9 +333,9 @@ def test_ledger_is_charged_once_per_release_and_refuses_over_budget(tmp_path):
     zarr.open_group(str(tmp_path / "a.zarr"), mode="r+").attrs.update({"complete": False})
     R = release_blockwise(G, 1.0, tmp_path / "a.zarr", key=KEY, tile=(64, 64), ledger=L,
                           resume=True)
-    assert R.nonce == B.nonce and L.spent() == pytest.approx(1.0)
+    assert R.nonce == B.nonce and L.spent == pytest.approx(1.0)
     # the file holds the charge for other processes too
-    assert dpgraph.PrivacyLedger.load(tmp_path / "budget.json").spent() == pytest.approx(1.0)
+    assert dpgraph.PrivacyLedger.load(tmp_path / "budget.json").spent == pytest.approx(1.0)
     with pytest.raises(TypeError, match="ledger"):
         release_blockwise(G, 0.1, tmp_path / "c.zarr", ledger="budget.json")
 

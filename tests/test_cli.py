@@ -96,7 +96,7 @@ def test_seeded_release_warns(tmp_path, edgelist, capsys):
     (["cut", "{bad}", "--S", "0"], "not a dpgraph file"),
     (["release", "/nonexistent.txt", "-e", "1", "-o", "{out}"], "EDGELIST"),
     (["release", "{edges}", "-e", "1", "-o", "{out}"], "--nodes is required"),
-    (["release", "{edges}", "-e", "1", "-o", "{out}", "--nodes", "0-9"], "outside --nodes"),
+    (["release", "{edges}", "-e", "1", "-o", "{out}", "--nodes", "0-9"], "not in nodes"),
 ])
 def test_bad_inputs_name_the_argument(tmp_path, edgelist, capsys, argv, msg):
     path, _ = edgelist
@@ -171,3 +171,96 @@ def test_no_help_text_shows_a_doubled_percent_sign():
             if isinstance(action, argparse._SubParsersAction):
                 pending.extend(action.choices.values())
     assert seen >= 10
+
+
+# --------------------------------------------------------------------------- one spelling
+def _leaf_parsers(parser, path=()):
+    """(command path, parser) of every command that takes options (no subcommands)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _leaf_parsers(sub, (*path, name))
+            return
+    yield " ".join(path), parser
+
+
+def _leaves():
+    from dpgraph.cli import build_parser
+
+    return dict(_leaf_parsers(build_parser()))
+
+
+@pytest.mark.parametrize("name", sorted(_leaves()))
+def test_epsilon_is_spelled_epsilon_everywhere(name):
+    options = [o for a in _leaves()[name]._actions for o in a.option_strings]
+    assert [o for o in options if o.lstrip("-").lower().startswith("eps")] in ([], ["--epsilon"])
+
+
+def test_every_experiment_requires_out():
+    experiments = {k: p for k, p in _leaves().items() if k.startswith("experiment ")}
+    assert len(experiments) >= 6
+    for name, parser in experiments.items():
+        out = [a for a in parser._actions if "--out" in a.option_strings]
+        assert len(out) == 1 and out[0].required, name
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["cut", "g.dpg", "--s", "0-9"], "did you mean --S? (options are case-sensitive)"),
+    (["cut", "g.dpg", "--S", "0-9", "--t", "1"], "did you mean --T?"),
+    (["release", "e.txt", "--eps", "1", "-o", "x"], "use --epsilon"),
+    (["cut", "g.dpg", "--S", "1", "--proper"], "--unbiased gives the unbiased one"),
+    (["cut", "g.dpg", "--S", "1", "--verify=k.pub"], "did you mean --verify-key?"),
+    (["experiment", "heterogeneity", "--ou", "x"], "did you mean --out? (options are not"),
+    (["plan", "--nodes", "10", "--epsilon", "1", "--side", "1,2"], "did you mean --sides?"),
+])
+def test_other_spellings_are_refused_with_the_one_to_use(argv, hint, capsys):
+    from dpgraph.cli import main
+
+    with pytest.raises(SystemExit) as info:  # refused while parsing: nothing runs
+        main(argv)
+    assert info.value.code == 2 and hint in capsys.readouterr().err
+
+
+def test_ledger_errors_speak_of_the_flags(tmp_path, edgelist, capsys):
+    from dpgraph.cli import main
+
+    path, _ = edgelist
+    ledger = tmp_path / "budget.json"
+    base = ["release", str(path), "--nodes", "80", "-o", str(tmp_path / "r.dpg"), "--force",
+            "--ledger", str(ledger)]
+    assert main([*base, "-e", "1"]) == 2  # no ledger yet and no --budget
+    err = capsys.readouterr().err
+    assert "--budget TOTAL" in err and "total_epsilon" not in err and not ledger.exists()
+    assert main([*base, "-e", "1", "--budget", "2"]) == 0
+    assert main([*base, "-e", "1", "--budget", "3"]) == 2  # a total cannot change
+    err = capsys.readouterr().err
+    assert "--budget 3" in err and "cannot be changed" in err
+    assert main([*base, "-e", "1.5"]) == 2  # 1 left: says what would fit
+    assert "Use an epsilon of at most 1." in capsys.readouterr().err
+    assert main([*base, "-e", "1"]) == 0
+    assert main([*base, "-e", "0.1"]) == 2  # nothing left: no "smaller epsilon" advice
+    err = capsys.readouterr().err
+    assert "used up" in err and "smaller epsilon" not in err
+    L = dpgraph.PrivacyLedger.open(ledger)
+    assert (L.spent, L.remaining, L.total_epsilon) == (2.0, 0.0, 2.0)  # properties, like its repr
+    assert repr(L) == ("PrivacyLedger(total_epsilon=2, scope='default', spent=2, remaining=0, "
+                       "releases=2)")
+
+
+def test_facebook_cuts_emits_no_warning(tmp_path, capsys):
+    # experiments are seeded on purpose and say so in --seed's help: nothing in the progress bar
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = facebook_cuts.run(out=tmp_path, graph=nx.karate_club_graph(), sizes=[20, 34],
+                                 runs=2, queries=5, seed=0, progress=True)
+    assert [r["nodes"] for r in rows] == [20, 34]
+    assert "Warning" not in capsys.readouterr().err
+
+
+def test_demo_contrasts_the_raw_count_with_the_estimate(tmp_path, capsys):
+    assert _main(["demo", "--builtin", "--seed", "1", "--queries", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    G, _ = commands.demo_graph(prefer_facebook=False)
+    R = dpgraph.release(G, 1.0, seed=1)
+    assert f"itself has {R.number_of_released_edges():,} edges" in out
+    assert f"R.number_of_edges(), is {R.number_of_edges()}" in out

@@ -1,13 +1,77 @@
-"""Communities from a release: detectability flag, held-out modularity vs the truth, summary repr."""
+"""Communities from a release: detectability flag, held-out modularity vs the truth, summary repr,
+and the products with the released adjacency they are computed from."""
 
 from __future__ import annotations
 
 import networkx as nx
 import numpy as np
 import pytest
+from _data import data_missing
 
 import dpgraph
 from dpgraph.experiments import zoo
+from dpgraph.graph import packed
+from dpgraph.graph.adjacency import AdjacencyBase
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("n", [2, 63, 64, 65, 130, 257])
+@pytest.mark.parametrize("keep", [None, 0.3])
+def test_matmat_equals_the_dense_product(directed, n, keep, monkeypatch):
+    """A @ X and A^T @ X from the stored pairs (packed words with and without numba, CSR
+    rows, the row-block default) equal the product with the dense released adjacency,
+    for n not a multiple of 64, both directions, vectors and float32 blocks."""
+    G = nx.gnp_random_graph(n, 0.3, seed=n, directed=directed)
+    kw = {} if keep is None else {"keep": keep}
+    R = dpgraph.release(G, 1.0, seed=1, directed=directed, **kw)
+    A = R.to_scipy_sparse("csr").toarray().astype(float)
+    adj = R.adjacency
+    X = np.random.default_rng(n).standard_normal((n, 5))
+    for transpose in (False, True):
+        ref = (A.T if transpose else A) @ X
+        np.testing.assert_allclose(adj.matmat(X, transpose), ref, atol=1e-9)
+        np.testing.assert_allclose(AdjacencyBase.matmat(adj, X, transpose), ref, atol=1e-9)
+        np.testing.assert_allclose(adj.matvec(X[:, 0], transpose), ref[:, 0], atol=1e-9)
+        got32 = adj.matmat(X.astype(np.float32), transpose)
+        assert got32.dtype == np.float32
+        np.testing.assert_allclose(got32, ref, atol=1e-4)
+        if hasattr(adj, "words"):
+            monkeypatch.setattr(packed, "HAVE_NUMBA", False)
+            np.testing.assert_allclose(adj.matmat(X, transpose), ref, atol=1e-9)
+            monkeypatch.undo()
+    if not directed:
+        np.testing.assert_array_equal(adj.matmat(np.ones(n)), adj.degrees())
+
+
+def test_matmat_validates_its_block():
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    with pytest.raises(ValueError, match="shape"):
+        R.adjacency.matmat(np.ones((4, 2)))
+    with pytest.raises(TypeError, match="real numeric"):
+        R.adjacency.matmat(np.array(["a"] * 5))
+    with pytest.raises(ValueError, match="vector"):
+        R.adjacency.matvec(np.ones((5, 2)))
+
+
+def _background_graph(seed: int = 0):
+    """Three dense communities of 80 nodes inside a sparse background of 960."""
+    sizes = [80, 80, 80, 960]
+    p = [[0.5, 0, 0, 0.01], [0, 0.5, 0, 0.01], [0, 0, 0.5, 0.01], [0.01, 0.01, 0.01, 0.012]]
+    return nx.stochastic_block_model(sizes, p, seed=seed), np.repeat(np.arange(4), sizes)
+
+
+def test_small_communities_in_a_background_are_found():
+    """Three dense communities in a sparse background at eps = 2: the partition agrees
+    with the planted one (NMI >= 0.8 in both releases).  The 0.2 method (cosine k-NN +
+    Louvain on the finding part, every node placed in a community) scattered the
+    background over the three: NMI 0.245 and 0.245 on these two releases."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    G, truth = _background_graph()
+    for s in range(2):
+        res = dpgraph.release(G, 2.0, seed=s).communities(seed=s)
+        assert res.resolvable
+        assert normalized_mutual_info_score(truth, res.labels(range(1200))) >= 0.8, res
 
 
 def test_no_structure_in_gnp_is_flagged_and_strong_sbm_is_found():
@@ -72,23 +136,43 @@ def test_heldout_modularity_is_calibrated_on_a_planted_partition():
     assert np.max(np.abs(err)) <= 0.05
 
 
+#: (graph, eps, releases): zoo graphs of 1,000 nodes of several kinds and email-Eu-core, at the
+#: epsilons where they are resolvable; ego-Facebook's table is in docs/analytics.md
+_COVERAGE_CASES = [("dense-sbm", 2.0, 15), ("dense-sbm", 4.0, 15), ("geometric", 4.0, 15),
+                   ("holme-kim", 4.0, 15), ("powerlaw", 4.0, 10), ("email-eu-core", 2.0, 15),
+                   ("email-eu-core", 4.0, 15)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name,eps", [("dense-sbm", 2.0), ("dense-sbm", 4.0),
-                                      ("geometric", 4.0), ("sbm", 4.0), ("dense-gnp", 4.0),
-                                      ("powerlaw", 1.0)])
-def test_reported_vs_true_modularity_on_the_zoo(name, eps):
-    """On zoo graphs of several kinds, for every resolvable release, |reported - true| is
-    within 4 reported stds (+ 0.01 for the small bias of a data-chosen partition, see
-    docs/analytics.md); unresolvable ones report exactly the trivial partition."""
-    G = zoo.generate(name, seed=0)
-    for s in range(3):
-        res = dpgraph.release(G, eps, seed=10 + s).communities(seed=s)
-        q_true = nx.community.modularity(G, res.partition)
-        if not res.resolvable:
-            assert len(res.partition) == 1 and res.modularity.value == 0.0
-            continue
-        err = res.modularity.value - q_true
-        assert abs(err) <= 4 * res.modularity.std + 0.01, (name, eps, s, err)
+def test_modularity_interval_covers_the_partitions_true_modularity():
+    """Over independent releases of zoo graphs and email-Eu-core (fixed seeds), the 95%
+    interval of the reported modularity covers the true modularity of the partition
+    found in a fraction of the resolvable releases inside the 99.9% binomial band
+    around 0.95 (unresolvable ones report the trivial partition exactly).  Without the
+    counterfactual correction of the held-out score (weight 0) the pooled coverage
+    falls to 0.69 on these releases (69 of 100), below the band."""
+    from scipy.stats import binom
+
+    hits, total = 0, 0
+    for name, eps, reps in _COVERAGE_CASES:
+        if name == "email-eu-core":
+            if data_missing("email-eu-core"):
+                continue
+            G = dpgraph.datasets.email_eu_core()
+        else:
+            G = zoo.generate(name, n=1000, seed=3)
+        for s in range(reps):
+            res = dpgraph.release(G, eps, seed=500 + s).communities(seed=s, proper=False)
+            q_true = nx.community.modularity(G, res.partition)
+            if not res.resolvable or len(res.partition) < 2:
+                assert len(res.partition) == 1 and res.modularity.value == 0.0
+                continue
+            lo, hi = res.modularity.ci(0.95)
+            hits += lo <= q_true <= hi
+            total += 1
+    assert total >= 60, total
+    lo_band, hi_band = binom.ppf([0.0005, 0.9995], total, 0.95) / total
+    assert lo_band <= hits / total <= hi_band, (hits, total)
 
 
 def test_repr_is_a_summary_not_the_partition():
@@ -106,11 +190,15 @@ def test_seeded_result_is_reproducible_and_methods_validate():
     R = dpgraph.release(G, 3.0, seed=0)
     a, b = R.communities(seed=4), R.communities(seed=4)
     assert a.partition == b.partition and a.modularity.value == b.modularity.value
+    assert a.chosen in a.selection and a.method == "auto"
+    assert R.communities(method="denoised").chosen == "denoised"
     assert R.communities(method="spectral").resolvable
     with pytest.raises(ValueError, match="method"):
         R.communities(method="synth-louvain")
     with pytest.raises(ValueError, match="holdout"):
         R.communities(holdout=0.0)
+    with pytest.raises(ValueError, match="select"):
+        R.communities(holdout=0.5, select=0.5)
     with pytest.raises(ValueError, match="knn"):
         R.communities(knn=0)
     with pytest.raises(ValueError, match="margin"):

@@ -137,12 +137,14 @@ def test_bad_batches():
         R.cuts(5)
 
 
-def test_errors_do_not_echo_node_sets():
-    """Error messages name counts, never the private node sets a user passed."""
-    R = dpgraph.release(nx.path_graph(10), 1.0, seed=0)
+def test_errors_name_the_unknown_node_only():
+    """An unknown label is named (labels are public); the rest of the set passed is not."""
+    G = nx.relabel_nodes(nx.path_graph(4), dict(enumerate(["alice", "bob", "carol", "dave"])))
+    R = dpgraph.release(G, 1.0, seed=0)
     with pytest.raises(ValueError) as info:
-        R.cut([0, 123456789], [1])
-    assert "123456789" not in str(info.value)
+        R.cut(["alice", "carol", "zed"], ["bob"])
+    assert "'zed'" in str(info.value) and "1 node(s)" in str(info.value)
+    assert "alice" not in str(info.value) and "carol" not in str(info.value)
 
 
 def test_repr_has_public_metadata_only():

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import dpgraph
 from dpgraph.core.randomness import SecureRandom
-from dpgraph.exceptions import LedgerFileError
+from dpgraph.exceptions import LedgerFileError, NewScopeWarning
 from dpgraph.ledger import PrivacyLedger
 
 LOAD = dpgraph.load
@@ -318,7 +318,8 @@ def test_re_signed_or_stripped_files_fail_verification(signed, tmp_path):
 def _ledger_bytes() -> bytes:
     L = PrivacyLedger(total_epsilon=2.0)
     L.charge(0.5, label="a")
-    L.with_scope("b").charge(1.0)
+    with pytest.warns(NewScopeWarning):  # a second scope beside "default", on purpose
+        L.with_scope("b").charge(1.0)
     return json.dumps(L.to_dict()).encode()
 
 

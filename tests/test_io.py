@@ -213,7 +213,8 @@ def test_signed_files_verify_with_raw_bytes_or_key_objects(tmp_path):
         load(tmp_path / "s.dpg", verify_key=vk)
 
 
-@pytest.mark.parametrize("key, exc", [("secret", TypeError), (bytes(31), TypeError), (3, TypeError)])
+@pytest.mark.parametrize("key, exc", [("no-such-key-file", ValueError), (bytes(31), TypeError),
+                                      (3, TypeError)])
 def test_bad_signing_and_verify_keys(tmp_path, key, exc):
     R = dpgraph.release(nx.path_graph(5), 1.0, seed=1)
     with pytest.raises(exc, match="signing_key"):

@@ -68,14 +68,14 @@ def reachable(root, limit: int = 200_000) -> list:
 
 def test_no_reference_to_input_graph_or_its_arrays(monkeypatch):
     captured = {}
-    real_encode = release_module.encode_input
+    real_encode = release_module.read_input
 
     def spy(G, directed=False, nodes=None):
         enc = real_encode(G, directed=directed, nodes=nodes)
         captured["enc"] = enc
         return enc
 
-    monkeypatch.setattr(release_module, "encode_input", spy)
+    monkeypatch.setattr(release_module, "read_input", spy)
     G = labelled_graph()
     R = dpgraph.release(G, 1.0, seed=SecureRandom(key=bytes(16)))
     enc = captured["enc"]

@@ -101,7 +101,7 @@ def test_seed_accepts_what_networkx_accepts(make):
     second = dpgraph.release(G, 1.0, seed=g)  # the generator advanced
     assert not np.array_equal(first.adjacency.words, second.adjacency.words)
     with warnings.catch_warnings():
-        warnings.simplefilter("always")
+        warnings.simplefilter("always", dpgraph.SeededReleaseWarning)
         with pytest.warns(dpgraph.SeededReleaseWarning):
             dpgraph.release(G, 1.0, seed=make())
     for module in (np.random, random):

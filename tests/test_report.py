@@ -200,6 +200,10 @@ def test_report_renders_in_headless_chromium(sbm_page, tmp_path):
     assert (gray < 0.5).mean() > 0.01  # text and figures drawn in dark ink
     header = img[5:40, 50:1000]  # the coloured title bar rendered from the inline CSS
     assert np.abs(header[..., 2] - header[..., 0]).mean() > 0.2
+    # nothing runs past the page's column (the widest table included): the right margin
+    # below the title bar is background only
+    margin = gray[120:, -35:]
+    assert (margin < 0.5).mean() < 0.001
 
 
 def test_degree_band_is_read_from_the_distribution_and_drawn():
@@ -234,3 +238,80 @@ def test_subsampled_release_uses_its_own_channel():
     page = render_report(ctx)
     assert "subsampled release" in page
     _parse(page)
+
+
+# --------------------------------------------------------------------------- for people
+def _text(page: str) -> str:
+    """The page's visible text, figures and styles left out."""
+    page = re.sub(r"<svg.*?</svg>|<style>.*?</style>", " ", page, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+
+
+def test_numbers_are_written_for_people(sbm_page):
+    from dpgraph.report.builder import _fmt
+
+    assert _fmt(10_004_568.2) == "10,004,568" and _fmt(0.011174) == "0.01117"
+    assert not re.search(r"\d(\.\d+)?e[+-]\d", _text(sbm_page))  # no 1e+07 anywhere
+
+
+def test_cut_table_explains_its_sizes_and_stays_feasible(sbm_release, sbm_ctx, sbm_page):
+    n = sbm_release.number_of_nodes()
+    assert sbm_ctx["cut_table"][-1]["sides"] == f"{n // 2} x {n // 2}"
+    for row in sbm_ctx["cut_table"]:
+        s = int(row["sides"].split(" x ")[0])
+        lo, hi = (float(x.replace(",", "")) for x in row["interval"].strip("[]").split(", "))
+        assert 0.0 <= lo <= hi <= s * s  # proper: never below 0 nor above |S||T|
+        assert row["relative"].endswith("%")
+    text = _text(sbm_page)
+    assert "as % of that cut" in text and "the largest balanced cut is" in text
+    assert "Another release of this graph at another" in text and "The same release" not in text
+
+
+def test_citation_has_venue_and_year(sbm_page):
+    bib = _text(sbm_page)
+    assert re.search(r"booktitle = \{[^}]*Asilomar[^}]*\}", bib)
+    assert re.search(r"year = \{20\d\d\}", bib)
+
+
+class _TooLarge:
+    """A release whose triangle statistics and communities do not fit in memory."""
+
+    def __init__(self, R):
+        self._R = R
+
+    def __getattr__(self, name):
+        if name in ("triangles", "wedges", "transitivity", "average_clustering", "communities"):
+            def refuse(*args, **kwargs):
+                raise MemoryError("needs 12.0 GiB, 3.1 GiB free")
+            return refuse
+        return getattr(self._R, name)
+
+
+def test_one_memory_error_is_said_once(sbm_release):
+    ctx = report_context(_TooLarge(sbm_release))
+    page = render_report(ctx)
+    assert _text(page).count("needs 12.0 GiB, 3.1 GiB free") == 1
+    (skip,) = ctx["not_computed"]
+    assert skip["what"] == "triangles, wedges, transitivity, average clustering, communities"
+    _parse(page)
+
+
+def test_title_is_the_data_sets_name_when_the_file_keeps_one(tmp_path, capsys):
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"{u} {v}\n" for u, v in nx.path_graph(30).edges()))
+    assert main(["release", str(edges), "-e", "2", "--nodes", "30", "-o", str(tmp_path / "a.dpg"),
+                 "--name", "Toy path"]) == 0
+    assert main(["release", str(edges), "-e", "2", "--nodes", "30",
+                 "-o", str(tmp_path / "b.dpg")]) == 0
+    assert dpgraph.load(tmp_path / "a.dpg").name == "Toy path"
+    for name, title in (("a.dpg", "Toy path"), ("b.dpg", "b.dpg")):
+        capsys.readouterr()
+        assert main(["report", str(tmp_path / name), "-o", str(tmp_path / "r.html"),
+                     "--force"]) == 0
+        page = (tmp_path / "r.html").read_text()
+        assert f"<title>{title}: dpgraph release report</title>" in page
+        err = capsys.readouterr().err  # one line per slow step, not two
+        steps = [line for line in err.splitlines() if line.strip()]
+        assert steps and all(re.fullmatch(r"  .+ \.\.\. \d+\.\d s", line) for line in steps), err
+    with pytest.raises(ValueError, match="printable"):
+        dpgraph.load(tmp_path / "a.dpg").save(tmp_path / "c.dpg", name="two\nlines")

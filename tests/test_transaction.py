@@ -74,7 +74,7 @@ def test_a_failed_check_charges_nothing(tmp_path):
     for call in bad_inputs:
         with pytest.raises((TypeError, ValueError)):
             call()
-    assert ledger.spent() == 0.0
+    assert ledger.spent == 0.0
 
 
 def test_a_refused_charge_draws_nothing(monkeypatch):
@@ -91,7 +91,7 @@ def test_a_refused_charge_draws_nothing(monkeypatch):
     monkeypatch.setattr(randomness.SecureRandom, "uint64", counting)
     with pytest.raises(BudgetExceededError):
         dpgraph.release(nx.path_graph(5), 1.5, ledger=ledger)
-    assert drawn == [] and ledger.spent() == 0.0
+    assert drawn == [] and ledger.spent == 0.0
 
 
 def test_commit_is_once_and_warns_once_for_a_seed():

@@ -13,22 +13,31 @@ from .estimate import (
     fieller_interval,
     project,
 )
-from .estimators import Channel, count_estimate, unbiased_estimate
+from .estimators import (
+    Channel,
+    CountingQuery,
+    count_estimate,
+    histogram_estimate,
+    unbiased_estimate,
+)
 from .mechanism import MechanismE
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .transaction import ReleaseTransaction
 from .universe import Universe
 
 __all__ = [
     "RESOLVED_FRACTION",
     "BoundInterval",
     "Channel",
+    "CountingQuery",
     "Estimate",
     "FiellerInterval",
     "MechanismE",
     "RRProbabilities",
     "RandomSource",
+    "ReleaseTransaction",
     "SecureRandom",
     "SeededRandom",
     "StatisticalQuery",
@@ -36,6 +45,7 @@ __all__ = [
     "apply_proper",
     "count_estimate",
     "fieller_interval",
+    "histogram_estimate",
     "project",
     "resolve_random",
     "rr_probabilities",

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..ledger import PrivacyLedger
-from .estimate import Estimate, project
-from .estimators import Channel, unbiased_estimate
+from .estimate import Estimate
+from .estimators import Channel
 from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import SeedLike
@@ -122,14 +122,7 @@ class MechanismE(CertifiedRelease):
                 f"query is tabulated on K={query.K} values but the universe has {self.universe.K}"
             )
         idx = self.universe.encode(Y, name="Y")
-        est = unbiased_estimate(
-            query.sums(idx), query.functions, query.group_sizes, self.channel, query.normalizer
-        )
-        if not proper:
-            return est
-        low, high = query.range
-        step = 1.0 / np.asarray(query.normalizer) if query.integer_valued else None
-        return project(est, low, high, step=step)
+        return query.answer(query.sums(idx), self.channel, proper)
 
     def __repr__(self) -> str:
         return (

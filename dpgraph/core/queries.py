@@ -14,10 +14,13 @@ so answering 2^20 queries costs O(n + Q h K), not O(Q n).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from .estimate import Estimate, apply_proper
+from .estimators import Channel, unbiased_estimate
 from .universe import Universe
 
 __all__ = ["StatisticalQuery"]
@@ -172,6 +175,21 @@ class StatisticalQuery:
         return bool(np.all(self.functions == np.round(self.functions)))
 
     # ---- evaluation ---------------------------------------------------------
+    def answer(self, sums: Any, channel: Channel, proper: bool = True) -> Estimate:
+        """The companion estimate of q from the released sums sum_i phi_i(Y_i).
+
+        The unbiased estimator q_u (Lemma 2) with its std, and, when
+        ``proper``, the proper estimator (Lemma 3): q_u clipped to
+        :attr:`range` and, for integer-valued row functions, rounded onto the
+        lattice {k / sum_i c_i} (which contains every achievable answer; the
+        exact projection onto q(D^n) is a subset-sum problem).  ``raw`` keeps
+        q_u.
+        """
+        est = unbiased_estimate(sums, self.functions, self.group_sizes, channel, self.normalizer)
+        est = replace(est, feasible_range=self.range)
+        step = 1.0 / np.asarray(self.normalizer) if self.integer_valued else None
+        return apply_proper(est, proper, step=step)
+
     def histogram(self, indices: np.ndarray) -> np.ndarray:
         """(h, K) counts of rows per (group, value) for value indices ``indices``."""
         idx = np.asarray(indices)
@@ -212,3 +230,4 @@ class StatisticalQuery:
     def __repr__(self) -> str:
         q = f"batch of {self.functions.shape[0]}, " if self.is_batch else ""
         return f"StatisticalQuery({q}n={self.n}, h={self.functions.shape[-2]}, K={self.K})"
+

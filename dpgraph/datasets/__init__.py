@@ -12,6 +12,10 @@ Registered datasets (see ``datasets/README.md`` for provenance and licences):
 ``"email-eu-core"`` and ``"email-eu-core-departments"``
     SNAP email-Eu-core with its 42 departments (ground-truth communities).
     Loader: :func:`email_eu_core`.
+``"bitcoin-alpha"``
+    SNAP Bitcoin Alpha (Kumar et al. 2016), 3783 users, 24186 directed
+    ratings -10..10: a signed, weighted graph for typed releases.  Loader:
+    :func:`bitcoin_alpha`.
 ``"movielens-100k"``
     MovieLens 100K ratings, 100000 ratings 1..5 by 943 users of 1682 movies;
     its licence forbids redistribution.  Loader: :func:`movielens_100k`;
@@ -20,6 +24,7 @@ Registered datasets (see ``datasets/README.md`` for provenance and licences):
 
 from .loaders import (
     Ratings,
+    bitcoin_alpha,
     email_eu_core,
     facebook,
     movielens_100k,
@@ -44,6 +49,7 @@ __all__ = [
     "DatasetNotFoundError",
     "Ratings",
     "available",
+    "bitcoin_alpha",
     "cache_dir",
     "email_eu_core",
     "facebook",

@@ -7,17 +7,18 @@ number without echoing their content (a data file may be private).
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import os
 from pathlib import Path
 from typing import Any, Union
 
 import numpy as np
 
+from ..graph.edgelist import int_column, read_table_chunks
 from .registry import REGISTRY, available, fetch  # noqa: F401 (available: used by the doctests)
 
 __all__ = [
     "Ratings",
+    "bitcoin_alpha",
     "email_eu_core",
     "facebook",
     "movielens_100k",
@@ -29,84 +30,22 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-_WS = np.zeros(256, dtype=bool)
-_WS[[9, 10, 11, 12, 13, 32]] = True  # exactly the bytes that bytes.split() splits on
+def _int_table(path: Path, label: str, columns: int, exact: bool = False,
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``columns`` integer columns of a file and the line of every row.
 
-
-def _read_bytes(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        head = f.read(2)
-    try:
-        if head == b"\x1f\x8b":
-            with gzip.open(path, "rb") as f:
-                return f.read()
-        return path.read_bytes()
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"could not read {path}: {type(exc).__name__}") from None
-
-
-def _parse_int_table(
-    data: bytes, ncols: int | tuple[int, ...], source: str, comments: bytes = b"#%"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Parse whitespace-separated integer columns, vectorized.
-
-    Comment lines (first byte in ``comments``) and blank lines are skipped.
-    Returns ``(table, line_numbers)`` with 1-based line numbers of the rows.
-    Errors name the line, never its content.  When ``ncols`` is a tuple, any
-    listed count is accepted and only the first ``min(ncols)`` columns are kept.
+    Read through dpgraph's one edge-list reader
+    (:func:`dpgraph.graph.edgelist.read_table_chunks`: ``#`` comments, ``%``
+    comment lines, gzip, line numbers in errors, never content).
     """
-    allowed = (ncols,) if isinstance(ncols, int) else tuple(ncols)
-    keep_cols = min(allowed)
-    if not data:
-        return np.empty((0, keep_cols), dtype=np.int64), np.empty(0, dtype=np.int64)
-    arr = np.frombuffer(data, dtype=np.uint8)
-    nl = arr == 10
-    line_of = np.cumsum(nl) - nl  # 0-based line index of every byte
-    n_lines = int(line_of[-1]) + 1
-    line_starts = np.flatnonzero(np.concatenate(([True], nl[:-1])))
-    first = arr[line_starts]
-    is_comment = np.isin(first, np.frombuffer(comments, dtype=np.uint8))
-    ws = _WS[arr]
-    tok = ~ws
-    starts = np.flatnonzero(tok & ~np.concatenate(([False], tok[:-1])))
-    start_line = line_of[starts]
-    counts = np.bincount(start_line, minlength=n_lines)
-    data_line = (~is_comment) & (counts > 0)
-    bad = data_line & ~np.isin(counts, allowed)
-    if bad.any():
-        ln = int(np.flatnonzero(bad)[0])
-        want = " or ".join(str(c) for c in allowed)
-        raise ValueError(
-            f"{source}, line {ln + 1}: expected {want} whitespace-separated columns, "
-            f"found {int(counts[ln])}"
-        )
-    if is_comment.any():
-        keep_byte = ~is_comment[line_of]
-        body = arr[keep_byte].tobytes()
-        token_lines = start_line[~is_comment[start_line]]
-    else:
-        body = data
-        token_lines = start_line
-    tokens = np.array(body.split())
-    if tokens.size == 0:
-        return np.empty((0, keep_cols), dtype=np.int64), np.empty(0, dtype=np.int64)
-    try:
-        values = tokens.astype(np.int64)
-    except (ValueError, OverflowError):
-        stripped = np.char.lstrip(tokens, b"+-")
-        ok = np.char.isdigit(stripped) & (np.char.str_len(stripped) <= 18)
-        idx = int(np.flatnonzero(~ok)[0]) if (~ok).any() else 0
-        raise ValueError(
-            f"{source}, line {int(token_lines[idx]) + 1}: expected an integer in every column"
-        ) from None
-    row_lines = np.flatnonzero(data_line)
-    row_counts = counts[row_lines]
-    if np.all(row_counts == keep_cols):
-        table = values.reshape(-1, keep_cols)
-    else:  # ragged but allowed widths: keep the first keep_cols columns of each row
-        offsets = np.concatenate(([0], np.cumsum(row_counts)[:-1]))
-        table = values[offsets[:, None] + np.arange(keep_cols)]
-    return table, row_lines + 1
+    tables, lines = [], []
+    for chunk in read_table_chunks(path, columns=columns, exact=exact):
+        tables.append(np.column_stack([int_column(c, chunk.lines, label)
+                                       for c in chunk.columns]))
+        lines.append(chunk.lines)
+    if not tables:
+        return np.empty((0, columns), dtype=np.int64), np.empty(0, dtype=np.int64)
+    return np.concatenate(tables), np.concatenate(lines)
 
 
 def _resolve_source(path_or_name: Any, arg: str) -> tuple[Path, str]:
@@ -135,9 +74,11 @@ def snap_edgelist(
 ) -> Any:
     """Load a SNAP-style edge list (one ``u v`` pair of integer ids per line).
 
-    Lines starting with ``#`` or ``%`` are comments; gzip files are detected by
-    their magic bytes.  Extra columns (weights, timestamps) are accepted when
-    every data line has 2 or 3 columns and ignored.
+    Read by dpgraph's one edge-list reader
+    (:func:`dpgraph.graph.edgelist.read_table_chunks`): ``#`` starts a
+    comment, lines starting with ``%`` are comments, gzip files are detected
+    by their magic bytes, and columns after the first two (weights,
+    timestamps) are ignored.
 
     Parameters
     ----------
@@ -157,8 +98,8 @@ def snap_edgelist(
     Raises
     ------
     ValueError
-        Missing file, a line without 2 (or 3) integer columns, negative ids, or
-        a self-loop with ``self_loops="error"``.
+        Missing file, a line without 2 integer columns, negative ids, or a
+        self-loop with ``self_loops="error"``.
 
     Examples
     --------
@@ -176,8 +117,7 @@ def snap_edgelist(
     if not isinstance(directed, (bool, np.bool_)):
         raise TypeError(f"directed must be a bool, got {type(directed).__name__}")
     path, label = _resolve_source(path_or_name, "path_or_name")
-    table, lines = _parse_int_table(_read_bytes(path), (2, 3), label)
-    edges = table[:, :2]
+    edges, lines = _int_table(path, label, 2)
     if (edges < 0).any():
         ln = int(lines[np.flatnonzero((edges < 0).any(axis=1))[0]])
         raise ValueError(f"{label}, line {ln}: node ids must be non-negative integers")
@@ -224,6 +164,83 @@ def facebook() -> Any:
     return G
 
 
+def _csv_int_table(path: Path, columns: int, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer rows of a comma-separated file (plain or gzip) and their line numbers.
+
+    Errors name the line, never its content.
+    """
+    import gzip
+
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    try:
+        if gz:
+            with gzip.open(path, "rb") as fh:
+                data = fh.read()
+        else:
+            data = Path(path).read_bytes()
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"could not read {source}: {type(exc).__name__}") from None
+    lines = np.array(data.replace(b"\r", b"").split(b"\n"))
+    numbers = np.arange(1, lines.size + 1)
+    keep = np.char.str_len(lines) > 0
+    lines, numbers = lines[keep], numbers[keep]
+    bad = np.flatnonzero(np.char.count(lines, b",") != columns - 1)
+    if bad.size:
+        raise ValueError(f"{source}, line {int(numbers[bad[0]])}: expected {columns} "
+                         "comma-separated columns")
+    tokens = np.array(b",".join(lines).split(b",")) if lines.size else np.zeros(0, dtype="S1")
+    values = int_column(tokens, np.repeat(numbers, columns), source)
+    return values.reshape(-1, columns), numbers
+
+
+def bitcoin_alpha() -> Any:
+    """Load SNAP Bitcoin Alpha, a signed, weighted trust network, as a ``networkx.DiGraph``.
+
+    Users of the Bitcoin Alpha platform rate each other from -10 (total
+    distrust) to +10 (total trust); 3783 users (the nodes: every user in the
+    file) and 24186 ratings u -> v with edge attributes ``rating`` (int, never
+    0) and ``time`` (seconds since the epoch).  94% of the ratings are
+    positive; ratings 1 and 2 are 79% of those.  The file (lines
+    ``source,target,rating,time``) is checked against its registered
+    SHA-256.  Cite S. Kumar, F. Spezzano, V. S. Subrahmanian, C. Faloutsos,
+    "Edge Weight Prediction in Weighted Signed Networks", ICDM 2016.
+
+    Returns
+    -------
+    networkx.DiGraph
+        Named ``"SNAP Bitcoin Alpha"`` (in ``G.graph["name"]``).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        The registered ``"bitcoin-alpha"`` file is not present and cannot be
+        downloaded (see :func:`fetch`).
+
+    Examples
+    --------
+    >>> G = bitcoin_alpha()  # doctest: +SKIP
+    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
+    (3783, 24186)
+    """
+    import networkx as nx
+
+    path, source = _resolve_source("bitcoin-alpha", "bitcoin_alpha")
+    table, lines = _csv_int_table(path, 4, source)
+    u, v, rating, time = (table[:, k] for k in range(4))
+    bad = np.flatnonzero((u == v) | (rating == 0) | (np.abs(rating) > 10))
+    if bad.size:
+        raise ValueError(f"{source}, line {int(lines[bad[0]])}: expected a rating of -10..10 "
+                         "(not 0) between two different users")
+    G = nx.DiGraph(name="SNAP Bitcoin Alpha")
+    G.add_nodes_from(np.unique(np.concatenate([u, v])).tolist())
+    G.add_edges_from((a, b, {"rating": r, "time": t}) for a, b, r, t in
+                     zip(u.tolist(), v.tolist(), rating.tolist(), time.tolist()))
+    if G.number_of_edges() != u.size:
+        raise ValueError(f"{source}: a user rates another more than once; expected one rating a pair")
+    return G
+
+
 def email_eu_core(departments: bool = False) -> Any:
     """Load SNAP email-Eu-core as an undirected ``networkx.Graph``.
 
@@ -262,7 +279,7 @@ def email_eu_core(departments: bool = False) -> Any:
         raise TypeError(f"departments must be a bool, got {type(departments).__name__}")
     D = snap_edgelist("email-eu-core", directed=True, self_loops="drop")
     path = fetch("email-eu-core-departments")
-    table, _ = _parse_int_table(_read_bytes(path), 2, path.name)
+    table, _ = _int_table(path, path.name, 2, exact=True)
     labels = {int(v): int(d) for v, d in table.tolist()}
     G = nx.Graph(name="SNAP email-Eu-core (undirected)")
     G.add_nodes_from(sorted(set(labels) | set(D.nodes())))
@@ -352,7 +369,7 @@ def read_ratings(path: PathLike, max_rating: int = 5) -> Ratings:
     if max_rating < 2:
         raise ValueError(f"max_rating must be >= 2, got {max_rating}")
     path, label = _resolve_source(path, "path")
-    table, lines = _parse_int_table(_read_bytes(path), 4, label)
+    table, lines = _int_table(path, label, 4, exact=True)
     if table.shape[0] == 0:
         raise ValueError(f"{label}: no ratings found; expected 'user item rating timestamp' lines")
     rating = table[:, 2]

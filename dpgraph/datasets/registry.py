@@ -79,6 +79,7 @@ _SHA256 = {
     "email-eu-core": "275afe50e65b7cb3caadaa9e465e89e9b495b0e7b5a75058b29d70708cd73540",
     "email-eu-core-departments": "8724324273873bba3b4ba79444d5113bf8122cb76a51d5396b50f80c29b63f35",
     "movielens-100k": "06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
+    "bitcoin-alpha": "1b2a970f327d0ceba0c57bd5919670257cbe4cc0704e2ddac09abc4b08e2ca4d",
 }
 _SNAP = "https://snap.stanford.edu/data/"
 
@@ -96,6 +97,9 @@ REGISTRY: dict[str, DatasetInfo] = {info.name: info for info in (
           "SNAP email-Eu-core, 1005 nodes, 25571 directed lines (Leskovec et al. 2007)"),
     _snap("email-eu-core-departments", "email-Eu-core-department-labels.txt.gz", "uncompressed",
           "department of every email-Eu-core node, 42 departments"),
+    _snap("bitcoin-alpha", "soc-sign-bitcoinalpha.csv.gz", "uncompressed",
+          "SNAP Bitcoin Alpha trust network, 3783 users, 24186 signed directed ratings "
+          "-10..10 (Kumar et al. 2016)"),
     DatasetInfo(
         name="movielens-100k",
         filename="ml-100k-u.data.gz",

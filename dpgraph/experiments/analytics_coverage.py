@@ -88,7 +88,7 @@ def run_graph(G: Any, graph: str, eps: float, reps: int, seed0: int = 0,
         recs.append({"stat": "degrees", "truth": float(td.mean()), "value": float(np.mean(d.estimate.value)),
                      "lo": float(np.mean(lo)), "hi": float(np.mean(hi)),
                      "covered": float(np.mean((lo <= td) & (td <= hi))),
-                     "resolved": bool(d.estimate.resolved),
+                     "resolved": bool(np.all(d.estimate.resolved)),
                      "finite": bool(np.isfinite(d.estimate.value).all()),
                      "in_range": bool(np.all((lo <= d.estimate.value) & (d.estimate.value <= hi)))})
         secs = time.perf_counter() - t0

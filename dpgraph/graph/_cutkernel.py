@@ -82,3 +82,70 @@ def multi_query_popcount(words, rowsel, masks, first_row, first_word,
             if rowsel[q, i]:
                 out[q] += np.int64(_and_popcount(a, masks[q, start:]))
     return out
+
+
+# index of the lowest set bit of a byte (entry 0 unused)
+_LOW_BIT = np.array([0] + [(v & -v).bit_length() - 1 for v in range(1, 256)], dtype=np.int64)
+
+
+@nb.njit(cache=True, nogil=True)
+def packed_matmat(words, X, out, gather, scatter, upper):  # pragma: no cover - compiled
+    """out += A @ X (``gather``) and/or A^T @ X (``scatter``) for the packed 0/1 matrix A.
+
+    Byte tables ("four Russians"): for the 8 bytes of one word column, the
+    sum of the rows of X selected by each of the 256 byte values is
+    tabulated once (T), so a row of A times X costs one k-vector addition
+    per non-zero byte instead of one per set bit; the transposed product
+    accumulates X[i] per (byte, value) (S) and spreads each sum over the
+    value's bits at the end of the column.  An undirected release stores the
+    upper triangle U and both directions give (U + U^T) X; ``upper`` skips
+    rows whose diagonal word lies right of the column (zero there).
+    """
+    n, nw = words.shape
+    k = X.shape[1]
+    T = np.zeros((8, 256, k), dtype=out.dtype)
+    S = np.zeros((8, 256, k), dtype=out.dtype)
+    mask = np.uint64(255)
+    for w in range(nw):
+        c0 = w << 6
+        for g in range(8):
+            for c in range(k):
+                T[g, 0, c] = 0.0
+            for v in range(1, 256):
+                prev = v & (v - 1)
+                col = c0 + (g << 3) + _LOW_BIT[v]
+                if gather and col < n:
+                    for c in range(k):
+                        T[g, v, c] = T[g, prev, c] + X[col, c]
+                else:
+                    for c in range(k):
+                        T[g, v, c] = T[g, prev, c]
+                if scatter:
+                    for c in range(k):
+                        S[g, v, c] = 0.0
+        rows = min(n, c0 + 64) if upper else n
+        for i in range(rows):
+            word = words[i, w]
+            if word == 0:
+                continue
+            for g in range(8):
+                v = np.int64((word >> np.uint64(g << 3)) & mask)
+                if v == 0:
+                    continue
+                if gather:
+                    for c in range(k):
+                        out[i, c] += T[g, v, c]
+                if scatter:
+                    for c in range(k):
+                        S[g, v, c] += X[i, c]
+        if scatter:
+            for g in range(8):
+                for v in range(1, 256):
+                    vv = v
+                    while vv != 0:
+                        col = c0 + (g << 3) + _LOW_BIT[vv]
+                        if col < n:
+                            for c in range(k):
+                                out[col, c] += S[g, v, c]
+                        vv &= vv - 1
+    return out

@@ -38,37 +38,31 @@ _GROUP_WORDS = 1 << 20  # words per sampler call (graph/dense.py); scratch is ~1
 
 
 def available_memory() -> int:
-    """Bytes of memory this process can get now.
+    """Bytes of memory this process can still get now.
 
-    ``psutil.virtual_memory().available``, or less when the process's
-    address-space limit (``ulimit -v``) or its cgroup's memory limit leaves
-    less room.
+    The least of the system's available memory (psutil), the room left
+    under the process's address-space limit (``ulimit -v``) and the room
+    left in its cgroup (``memory.max``), so a limited process is refused
+    before it allocates, not killed after.
     """
     avail = int(psutil.virtual_memory().available)
-    room = _limit_headroom()
-    return avail if room is None else min(avail, room)
-
-
-def _limit_headroom() -> int | None:
-    """Bytes left under RLIMIT_AS and the cgroup (v2) memory limit; None when unlimited."""
-    rooms = []
     try:
         import resource
 
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if soft != resource.RLIM_INFINITY:
-            rooms.append(soft - psutil.Process().memory_info().vms)
-    except (ImportError, OSError, ValueError, psutil.Error):  # pragma: no cover - platform
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft not in (resource.RLIM_INFINITY, -1):
+            avail = min(avail, soft - psutil.Process().memory_info().vms)
+    except (ImportError, OSError, ValueError):
         pass
     try:
         with open("/sys/fs/cgroup/memory.max") as fh:
             limit = fh.read().strip()
         if limit != "max":
             with open("/sys/fs/cgroup/memory.current") as fh:
-                rooms.append(int(limit) - int(fh.read()))
+                avail = min(avail, int(limit) - int(fh.read().strip()))
     except (OSError, ValueError):
         pass
-    return max(0, min(rooms)) if rooms else None
+    return max(0, avail)
 
 
 def _gib(nbytes: int) -> str:
@@ -107,21 +101,13 @@ def release_bytes(n: int, directed: bool, sparse: bool) -> int:
     return encoded + 8 * words + 12 * 8 * min(words, _GROUP_WORDS)
 
 
-def check_release_fits(G: Any, directed: bool, sparse: bool, nodes: Any = None) -> None:
-    """Refuse, before encoding ``G`` or allocating anything, a release that cannot fit.
+def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
+    """Refuse, before encoding the input or allocating anything, a release that cannot fit.
 
-    Only the public node count is read: ``len(nodes)`` when given, else
-    ``G.number_of_nodes()`` or a matrix's number of rows; inputs whose count
-    is unknown are left to the validation that follows.
+    ``n`` is the public node count from the input table
+    (:func:`dpgraph.graph.inputs.public_n`); None (unknown) is left to the
+    validation that follows.
     """
-    n = None
-    if nodes is not None and hasattr(nodes, "__len__"):
-        n = len(nodes)
-    count = getattr(G, "number_of_nodes", None)
-    if callable(count):
-        n = max(n or 0, count())
-    elif n is None and hasattr(G, "shape") and hasattr(G, "nnz"):  # a scipy.sparse matrix
-        n = G.shape[0]
     if not isinstance(n, int) or n < 2:
         return
     kind = "sparse" if sparse else "dense"
@@ -143,12 +129,14 @@ KINDS = ("dense", "sparse", "blockwise")
 def release_kind(R: Any) -> str:
     """``"dense"``, ``"sparse"`` or ``"blockwise"``: how the release ``R`` stores its pairs.
 
-    Read from the adjacency's payload kind (``"packed"`` for the full
-    in-memory release, ``"sparse"`` for a subsampled one, none for a store
-    on disk).
+    Read from the adjacency's payload kind (``"packed"`` or ``"typed"`` for a
+    full in-memory release, ``"sparse"`` for a subsampled one, none for a
+    store on disk).
     """
     kind = getattr(getattr(R, "adjacency", None), "file_kind", None)
-    return {"packed": "dense", "sparse": "sparse"}.get(kind, "blockwise")
+    if kind is None:
+        return "blockwise"
+    return "sparse" if kind == "sparse" else "dense"  # packed bits, or a typed release's planes
 
 
 @dataclass(frozen=True)

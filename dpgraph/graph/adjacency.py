@@ -4,10 +4,13 @@ A released graph is stored as one of several adjacencies: the bit-packed
 matrix of a full release (:class:`~dpgraph.graph.packed.PackedAdjacency`),
 the CSR rows of a sparse release
 (:class:`~dpgraph.graph.sparse.SparseAdjacency`), or the packed tiles of a
-store on disk (blockwise releases).  :class:`Adjacency` declares the members
-they all implement, so :class:`~dpgraph.graph.private.PrivateGraph` and the
-analytics call them without probing for attributes; :class:`PackedWords`
-adds the packed words of the layouts that have them.
+store on disk (blockwise releases), or the value bit planes of a typed
+release (:class:`~dpgraph.graph.typed.TypedAdjacency`).  :class:`Adjacency`
+declares the members they all implement, so
+:class:`~dpgraph.graph.private.PrivateGraph` and the analytics call them
+without probing for attributes; :class:`PackedWords` adds the packed words of
+the layouts that have them, and :class:`ValuedAdjacency` the counts by value
+of a typed release (whose binary members describe its "any tie" graph).
 
 Positions, not labels: every method takes and returns node *positions*
 0..n-1 (``PrivateGraph.positions`` maps labels to positions).  An undirected
@@ -17,6 +20,11 @@ adjacency stores each unordered pair once, in the row of its smaller end.
 members (a batch of cuts as a loop over single cuts, the edge list from the
 row blocks, the edge count from the degrees); implementations override them
 where they have something faster.
+
+Products: :meth:`Adjacency.matmat` multiplies the released 0/1 adjacency
+(symmetric, both triangles, for an undirected release) by a dense float
+block without ever forming an n x n float matrix, so leading eigenvectors and
+block sums of a partition cost passes over the stored bits, not n^2 floats.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Adjacency", "AdjacencyBase", "CutSides", "PackedWords"]
+__all__ = ["Adjacency", "AdjacencyBase", "CutSides", "PackedWords", "ValuedAdjacency"]
 
 #: A batch of cut queries: (s, t) position arrays per query, disjoint sides.
 CutSides = Sequence[tuple[np.ndarray, np.ndarray]]
@@ -89,6 +97,14 @@ class Adjacency(Protocol):
         """Positions (rows, cols) of every stored pair, row-major."""
         ...
 
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ X for the released 0/1 adjacency A (A^T @ X with ``transpose``; A symmetric if undirected)."""
+        ...
+
+    def matvec(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ x for one vector (A^T @ x with ``transpose``)."""
+        ...
+
 
 @runtime_checkable
 class PackedWords(Adjacency, Protocol):
@@ -97,6 +113,43 @@ class PackedWords(Adjacency, Protocol):
     @property
     def words(self) -> np.ndarray:
         """The packed matrix, uint64 of shape (n, words_per_row(n)) (read-only view)."""
+        ...
+
+
+@runtime_checkable
+class ValuedAdjacency(PackedWords, Protocol):
+    """A typed release: each pair holds a value index 0..K-1 (0 = no tie).
+
+    Its :class:`Adjacency` members describe the released "any tie" graph
+    (value index >= 1), so binary code reads it unchanged; these members count
+    released pairs by value.  Arrays indexed by value have K entries, entry
+    0 counting released "no tie" pairs.
+    """
+
+    K: int
+
+    def value_counts(self) -> np.ndarray:
+        """Released pairs per value index, int64 (K,)."""
+        ...
+
+    def value_cut_counts(self, s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Released pairs of S x T per value index, int64 (K,)."""
+        ...
+
+    def value_within_counts(self, s: np.ndarray) -> np.ndarray:
+        """Released pairs with both ends in s per value index, int64 (K,)."""
+        ...
+
+    def value_degrees(self, direction: str = "out") -> np.ndarray:
+        """Released degree of every node per value index, int64 (n, K) ("out" or "in")."""
+        ...
+
+    def value_row_blocks(self, value: int, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield (first row, bool block (rows, n)) of the stored pairs of value index ``value``."""
+        ...
+
+    def edge_values(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Released value index of the given pairs, int64."""
         ...
 
 
@@ -134,6 +187,47 @@ class AdjacencyBase:
         """:meth:`cut_counts` of the queries of a (Q, n) membership matrix (1 = S, -1 = T)."""
         return self.cut_counts([(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in member])
 
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """The released 0/1 adjacency A times a dense block: A @ X, or A^T @ X with ``transpose``.
+
+        A is n x n with A[i, j] = 1 when pair (i, j) is released as an edge
+        (both triangles for an undirected release, so A is symmetric and
+        ``transpose`` changes nothing; the diagonal is 0).  The default reads
+        :meth:`row_blocks` (about 2^22 pairs at a time) and multiplies each
+        block with BLAS, so memory stays O(block + n k): never an n x n float.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, shape (n, k) or (n,)
+            float32 stays float32 (sums of 0/1 entries are exact below 2^24),
+            anything else is computed in float64.
+        transpose : bool, default False
+            Multiply by A^T (directed releases: in-edges instead of out-edges).
+
+        Returns
+        -------
+        numpy.ndarray
+            Same shape as ``X``.
+        """
+        X, vector = _as_block(X, self.n)
+        out = np.zeros_like(X)
+        rows = max(1, (1 << 22) // max(self.n, 1))
+        for i0, bits in self.row_blocks(rows):
+            B = bits.astype(X.dtype)
+            i1 = i0 + B.shape[0]
+            if not self.directed or not transpose:
+                out[i0:i1] += B @ X
+            if not self.directed or transpose:
+                out += B.T @ X[i0:i1]
+        return out[:, 0] if vector else out
+
+    def matvec(self, x: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """:meth:`matmat` of one vector: A @ x (A^T @ x with ``transpose``), shape (n,)."""
+        x = np.asarray(x)
+        if x.ndim != 1:
+            raise ValueError(f"x must be a vector of length n = {self.n}, got shape {x.shape}")
+        return self.matmat(x, transpose)
+
     def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (rows, cols) of every stored pair, row-major, from :meth:`row_blocks`."""
         rows, cols = [], []
@@ -144,3 +238,16 @@ class AdjacencyBase:
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(rows), np.concatenate(cols)
+
+
+def _as_block(X: np.ndarray, n: int) -> tuple[np.ndarray, bool]:
+    """(C-contiguous float32/float64 block of shape (n, k), whether X was a vector)."""
+    X = np.asarray(X)
+    if X.ndim not in (1, 2) or X.shape[0] != n:
+        raise ValueError(f"X must have shape (n,) or (n, k) with n = {n} nodes, got shape {X.shape}")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.iscomplexobj(X):
+        raise TypeError(f"X must be a real numeric array, got dtype {X.dtype}")
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    vector = X.ndim == 1
+    X = np.ascontiguousarray(X.reshape(n, -1), dtype=dtype)
+    return X, vector

@@ -20,6 +20,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ..core.pairs import pair_count, pair_from_index, pair_index
+
 __all__ = [
     "EncodedGraph",
     "NodeIndex",
@@ -164,6 +166,26 @@ class NodeIndex:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def __contains__(self, v: Any) -> bool:
+        """Whether ``v`` is one node label (False for an unhashable value, as in networkx).
+
+        Examples
+        --------
+        >>> 3 in NodeIndex.from_integers(range(10**6)), "a" in NodeIndex(["a"]), [1] in NodeIndex([1])
+        (True, True, False)
+        """
+        try:
+            hash(v)
+        except TypeError:
+            return False
+        if self._ints is not None:  # no dict for integer labels; 2.0 finds 2, as a dict would
+            if isinstance(v, (float, np.floating)) and float(v).is_integer():
+                v = int(v)
+            if not isinstance(v, (int, np.integer)) or not -(1 << 62) < int(v) < 1 << 62:
+                return False
+            return self.lookup(np.array([int(v)], dtype=np.int64))[1] == 0
+        return v in self._pos
+
     def find(self, labels: Iterable[Hashable]) -> np.ndarray:
         """Positions of node labels, -1 where a label is not a node (no error raised).
 
@@ -221,12 +243,8 @@ class NodeIndex:
             idx = np.fromiter(map(pos.get, items, repeat(-1, len(items))), dtype=np.int64, count=len(items))
         except TypeError:
             raise TypeError(f"{name} contains unhashable items; pass node labels") from None
-        missing = int((idx < 0).sum())
-        if missing:
-            raise ValueError(
-                f"{name} contains {missing} node(s) that are not in the graph; "
-                "use labels from PrivateGraph.nodes"
-            )
+        if (idx < 0).any():
+            raise _unknown_nodes(name, [items[k] for k in np.flatnonzero(idx < 0)])
         return np.unique(idx)
 
     def _int_fast(self, labels: Any, name: str) -> np.ndarray | None:
@@ -249,23 +267,26 @@ class NodeIndex:
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
             return None
         if arr.dtype.kind == "u":  # compare as int64: uint64 vs int64 would go through float64
-            too_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
-            if too_big:
-                raise ValueError(f"{name} contains {too_big} node(s) that are not in the graph; "
-                                 "use labels from PrivateGraph.nodes")
+            too_big = arr > np.iinfo(np.int64).max
+            if too_big.any():
+                raise _unknown_nodes(name, arr[too_big].tolist())
             arr = arr.astype(np.int64)
         n = self._ints.size
         if self._identity and arr[0] >= 0 and arr[-1] < n and bool(np.all(arr[1:] > arr[:-1])):
             return arr.astype(np.int64)  # already sorted, distinct, in range: a copy of it
         pos, missing = self.lookup(arr)
         if missing:
-            raise ValueError(
-                f"{name} contains {missing} node(s) that are not in the graph; "
-                "use labels from PrivateGraph.nodes"
-            )
+            raise _unknown_nodes(name, arr[self.find(arr) < 0].tolist())
         member = np.zeros(n, dtype=bool)  # sort-free unique
         member[pos] = True
         return np.flatnonzero(member)
+
+
+def _unknown_nodes(name: str, labels: list) -> ValueError:
+    """The error for labels that are not nodes, naming the first few (labels are public)."""
+    shown = ", ".join(repr(v) for v in labels[:5]) + (", ..." if len(labels) > 5 else "")
+    return ValueError(f"{name} contains {len(labels)} node(s) that are not in the graph: "
+                      f"{shown}; use labels from R.nodes")
 
 
 @dataclass(frozen=True)
@@ -345,66 +366,3 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
         keep = rows < cols
         rows, cols = rows[keep], cols[keep]
     return EncodedGraph(index, rows, cols, bool(directed))  # fresh arrays, owned by the encoding
-
-
-def pair_count(n: int, directed: bool) -> int:
-    """Number of vertex pairs: n(n-1)/2, or n(n-1) ordered pairs if directed.
-
-    Examples
-    --------
-    >>> pair_count(4, False), pair_count(4, True)
-    (6, 12)
-    """
-    n = int(n)
-    return n * (n - 1) if directed else n * (n - 1) // 2
-
-
-# ---------------------------------------------------------------------------
-# the pair space, numbered without materializing it
-#
-# Undirected pair (i, j), i < j, has index i (2n - i - 1) / 2 + (j - i - 1);
-# directed pair (i, j), i != j, has index i (n - 1) + j - [j > i].
-# ---------------------------------------------------------------------------
-def _row_offset(i: np.ndarray, n: int) -> np.ndarray:
-    return i * (2 * n - i - 1) // 2
-
-
-def pair_index(rows: np.ndarray, cols: np.ndarray, n: int, directed: bool) -> np.ndarray:
-    """Row-major linear index of pairs (i, j) (i < j if undirected).
-
-    Examples
-    --------
-    >>> pair_index(np.array([0, 0, 1]), np.array([1, 2, 2]), 3, False).tolist()
-    [0, 1, 2]
-    """
-    i = np.asarray(rows, dtype=np.int64)
-    j = np.asarray(cols, dtype=np.int64)
-    if directed:
-        return i * (n - 1) + j - (j > i)
-    return _row_offset(i, n) + (j - i - 1)
-
-
-def pair_from_index(k: np.ndarray, n: int, directed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Invert :func:`pair_index`: (rows, cols) of linear pair indices.
-
-    Examples
-    --------
-    >>> r, c = pair_from_index(np.arange(6), 4, False)
-    >>> list(zip(r.tolist(), c.tolist()))
-    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
-    """
-    k = np.asarray(k, dtype=np.int64)
-    if directed:
-        i = k // (n - 1)
-        j = k - i * (n - 1)
-        return i, j + (j >= i)
-    b = 2.0 * n - 1.0
-    i = np.floor((b - np.sqrt(np.maximum(b * b - 8.0 * k.astype(np.float64), 0.0))) / 2.0)
-    i = np.clip(i.astype(np.int64), 0, n - 2)
-    for _ in range(64):  # float error is a few units at most; fix it exactly
-        low = _row_offset(i, n) > k
-        high = _row_offset(i + 1, n) <= k
-        if not (low.any() or high.any()):
-            break
-        i = i - low + high
-    return i, k - _row_offset(i, n) + i + 1

@@ -7,15 +7,23 @@ from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
-from ..core.randomness import SeedLike
+from ..core.probabilities import RRProbabilities
+from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
-from ..validation import Boolean, validate_params
-from ._memory import check_release_fits
+from ..validation import Boolean, Integer, Optional, validate_params
+from ._memory import check_fits, check_release_fits
 from .dense import release_packed
-from .inputs import GraphInput, encode_input
+from .encoding import EncodedGraph
+from .inputs import GraphInput, public_n, read_input
 from .io import read_release
 from .private import PrivateGraph
-from .sparse import release_sparse, subsampled_probabilities
+from .sparse import (
+    SubsampledProbabilities,
+    release_sparse,
+    sparse_release_bytes,
+    subsampled_probabilities,
+)
+from .timing import TimePad
 
 if TYPE_CHECKING:
     from ..ledger import PrivacyLedger
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["load", "release"]
 
 
-@validate_params(directed=Boolean())
+@validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)))
 def release(
     G: GraphInput,
     epsilon: float,
@@ -34,6 +42,10 @@ def release(
     keep: Real | None = None,
     target_edges: Integral | None = None,
     ledger: PrivacyLedger | None = None,
+    max_edges: Integral | None = None,
+    edge_attr: Hashable | None = None,
+    values: Sequence | None = None,
+    bins: Sequence[Real] | None = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -44,12 +56,17 @@ def release(
 
     Parameters
     ----------
-    G : networkx graph, scipy.sparse matrix, (m, 2) edge array or edge-list path
+    G : networkx graph, scipy.sparse matrix, edge-list path, DataFrame or (m, 2) edge array
         A simple graph (no self-loops; repeated edges count once), at least 2
         nodes: a networkx ``Graph``/``DiGraph``; a square scipy.sparse
-        adjacency matrix (any non-zero entry is an edge); an (m, 2) array of
-        edges given by node labels; or the path of a text file with one
-        ``u v`` edge a line (``#`` comments, further columns ignored).
+        adjacency matrix (any non-zero entry is an edge); the path or URL of
+        a text file with one ``u v`` edge a line (plain or gzip, ``#``
+        comments, further columns ignored); a pandas or polars DataFrame or a
+        pyarrow Table of edges (the columns ``source`` and ``target`` when it
+        has both, else the first two; further columns ignored); or an (m, 2)
+        array of edges given by node labels.  Edge attributes (weights,
+        further columns) are dropped with a
+        :class:`~dpgraph.exceptions.DroppedAttributesWarning`.
     epsilon : float
         Privacy parameter per vertex pair, finite and > 0.
     seed : None, int, numpy.random.Generator, numpy.random.RandomState or random.Random
@@ -60,8 +77,9 @@ def release(
         :func:`dpgraph.core.resolve_random`.
     directed : bool, default False
         Opt in to releasing a directed graph, one row per ordered pair.
-    nodes : sequence of node labels, optional
-        The public vertex set.  Required for an edge array or file (it is
+    nodes : int or sequence of node labels, optional
+        The public vertex set: the labels, or the number of nodes n for the
+        labels 0..n-1.  Required for an edge array, table or file (it is
         never inferred from the edges, which would reveal which nodes have
         none); for a matrix, the labels of its rows (default 0..n-1); for a
         networkx graph, a superset of its nodes (the others are isolated).
@@ -81,6 +99,27 @@ def release(
         is one dataset, whatever graph is passed.  A release that would exceed
         it raises :class:`dpgraph.BudgetExceededError`
         before any randomness is drawn.
+    max_edges : int, optional
+        Constant-time mode: a public bound on the number of edges.  The call
+        first times releases of a public input of the same kind with
+        ``max_edges`` uniform edges, then pads the real release to twice the
+        slowest, so its duration reveals neither m nor where the edges are
+        (see :mod:`dpgraph.graph.timing`; 4 to 5 times slower).  An input
+        with more edges is refused before anything is charged.
+    edge_attr : hashable, optional
+        A typed release: the edge attribute holding each tie's value.  Every
+        pair then holds one value of the public universe {no tie, *values*}
+        and is released by K-ary mechanism E (K = len(values) + 1): whether a
+        tie exists and of which kind are protected together, at epsilon per
+        pair.  Needs a networkx graph; see docs/typed-graphs.md.
+    values : sequence, optional
+        The tie values, declared by the curator in advance (never read from
+        the data).  A tie whose value is not declared is refused (the error
+        does not show it).
+    bins : sequence of float, optional
+        For a numeric ``edge_attr``: bin edges b_0 < ... < b_k; tie value i
+        is [b_i, b_{i+1}) (the last bin closed).  ``values`` then names the
+        bins (default: their intervals).
 
     Returns
     -------
@@ -112,22 +151,64 @@ def release(
     >>> import numpy as np
     >>> E = dpgraph.release(np.array([[0, 1], [1, 2], [2, 3]]), epsilon=1.0, seed=0, nodes=range(5))
     >>> E.nodes
-    (0, 1, 2, 3, 4)
+    NodeView((0, 1, 2, 3, 4))
+
+    A typed release (signed ties):
+
+    >>> G = nx.Graph([(0, 1, {"sign": "+"}), (1, 2, {"sign": "-"})])
+    >>> T = dpgraph.release(G, epsilon=2.0, seed=0, edge_attr="sign", values=["+", "-"])
+    >>> T.tie_values.K
+    3
     """
+    if edge_attr is not None or values is not None or bins is not None:  # typed release
+        from .typed.release import typed_release
+
+        parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
+                              edge_attr=edge_attr, values=values, bins=bins, keep=keep,
+                              target_edges=target_edges, max_edges=max_edges, stacklevel=4)
+        return PrivateGraph(parts.adjacency, parts.index, parts.probabilities,
+                            tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
     # from the node count alone, before encoding or allocating anything
-    check_release_fits(G, directed, sparse, nodes)
-    enc = encode_input(G, directed=directed, nodes=nodes)
-    probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse else None
+    check_release_fits(public_n(G, nodes), directed, sparse)
+
+    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SubsampledProbabilities | None]:
+        enc = read_input(H, directed=directed, nodes=v)
+        probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse \
+            else None
+        if probs is not None:  # the output's size, before charging and sampling
+            check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
+                       f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}")
+        return enc, probs
+
+    pad = None
+    if max_edges is not None:  # time a public input with max_edges edges first (timing.py)
+        pad = TimePad(max_edges, lambda H, v: _sample(*prepare(H, v), rr, _throwaway(tx.secure)),
+                      G, nodes, directed)
+    enc, probs = prepare(G, nodes)
+    if pad is not None:
+        pad.check(enc.rows.size)
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
+    R = _sample(enc, probs, rr, source)
+    if pad is not None:
+        pad.finish()
+    return R
+
+
+def _sample(enc: EncodedGraph, probs: SubsampledProbabilities | None, rr: RRProbabilities,
+            source: RandomSource) -> PrivateGraph:
     if probs is not None:
         adjacency = release_sparse(enc, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
-    adjacency = release_packed(enc, rr, source)
-    return PrivateGraph(adjacency, enc.index, rr)
+    return PrivateGraph(release_packed(enc, rr, source), enc.index, rr)
+
+
+def _throwaway(secure: bool) -> RandomSource:
+    """A fresh stream of the same kind (and cost) as the release's, for a calibration."""
+    return SecureRandom() if secure else SeededRandom(0)
 
 
 def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
@@ -144,8 +225,9 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     Parameters
     ----------
     path : str or os.PathLike
-    verify_key : Ed25519PublicKey or bytes, optional
-        The curator's public key (object or raw 32 bytes).  When given, the
+    verify_key : Ed25519PublicKey, bytes, str or os.PathLike, optional
+        The curator's public key: the object, its raw 32 bytes, or the path
+        of the ``PREFIX.pub`` file of ``dpgraph keygen``.  When given, the
         file must carry a valid signature by this key: an unsigned file, a
         file signed by another key, or any changed byte is refused.
 
@@ -169,6 +251,6 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     >>> dpgraph.release(nx.path_graph(5), epsilon=2.0, seed=1).save(path)
     >>> R = load(path)
     >>> R.nodes, R.epsilon
-    ((0, 1, 2, 3, 4), 2.0)
+    (NodeView((0, 1, 2, 3, 4)), 2.0)
     """
     return PrivateGraph(*read_release(path, verify_key=verify_key))

@@ -45,6 +45,7 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 import sys
 import tempfile
@@ -144,6 +145,10 @@ from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io use
 
 KINDS["sparse"] = (sparse_payload, sparse_read)
 
+from .typed.typed_io import header_tie_values, typed_payload, typed_read  # noqa: E402
+
+KINDS["typed"] = (typed_payload, typed_read)
+
 
 def _kind_of(adj: Any) -> str:
     kind = adj.file_kind
@@ -156,7 +161,7 @@ def _kind_of(adj: Any) -> str:
 class IOMixin:
     """PrivateGraph methods for files: ``save``."""
 
-    def save(self, path: PathLike, *, signing_key: Any = None) -> None:
+    def save(self, path: PathLike, *, signing_key: Any = None, name: str | None = None) -> None:
         """Write the release to ``path`` in dpgraph's versioned binary format.
 
         The file holds public metadata and the released bits only, ends with a
@@ -168,11 +173,16 @@ class IOMixin:
         ----------
         path : str or os.PathLike
             Destination file; overwritten if it exists.
-        signing_key : Ed25519PrivateKey or bytes, optional
-            The curator's Ed25519 key (object or raw 32 bytes, see
-            :func:`dpgraph.generate_signing_key`): appends a signature so
+        signing_key : Ed25519PrivateKey, bytes, str or os.PathLike, optional
+            The curator's Ed25519 key: the object, its raw 64 bytes (see
+            :func:`dpgraph.generate_signing_key`), or the path of the
+            ``PREFIX.key`` file of ``dpgraph keygen``.  Appends a signature so
             that ``dpgraph.load(path, verify_key=...)`` can check the file is
             the curator's and unaltered.
+        name : str, optional
+            The data set's public name (e.g. "SNAP ego-Facebook"), kept in the
+            file as public metadata: the title of ``dpgraph report``.  Default:
+            the release's own ``name``, if any.
 
         Raises
         ------
@@ -198,6 +208,7 @@ class IOMixin:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         sk = None if signing_key is None else signing.signing_key(signing_key)
+        name = _check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
         meta, payload = KINDS[kind][0](self.adjacency)
@@ -223,6 +234,13 @@ class IOMixin:
             "payload_bytes": int(payload.nbytes),
             **meta,
         }
+        if name is not None:
+            header["name"] = name
+        ties = getattr(self, "tie_values", None)
+        if ties is not None:  # the curator's declaration: public
+            header["tie_values"] = {"edge_attr": _label_to_json(ties.edge_attr),
+                                    "values": [_label_to_json(v) for v in ties.values],
+                                    "bins": None if ties.bins is None else list(ties.bins)}
         if sk is not None:
             header["signature"] = "ed25519"
             header["signer"] = signing.public_hex(sk)
@@ -234,9 +252,15 @@ class IOMixin:
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
         folder = path.parent if str(path.parent) else Path(".")
-        if not folder.is_dir():  # name the requested path, not the temporary file
+        # every refusal names the requested path, never the temporary file
+        if not folder.is_dir():
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
-        fd, tmp = tempfile.mkstemp(prefix=".dpgraph-", dir=folder)
+        if path.is_dir():
+            raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
+        _remove_leftovers(folder, path.name)
+        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path.name) + f"{os.getpid()}-",
+                                   dir=folder)
+        failed = None
         try:
             with os.fdopen(fd, "wb") as fh:
                 for part in (prefix, head, memoryview(payload).cast("B")):
@@ -246,12 +270,50 @@ class IOMixin:
                 if sk is not None:
                     fh.write(signing.sign_digest(sk, digest.digest()))
             os.replace(tmp, path)
-        except BaseException:
-            try:
+        except OSError as exc:
+            failed = exc.strerror or type(exc).__name__
+        finally:
+            if os.path.exists(tmp):
                 os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        if failed is not None:
+            raise OSError(f"cannot save to {path}: {failed}")
+
+
+def _tmp_prefix(name: str) -> str:
+    return f".{name}.dpgraph-tmp-"
+
+
+def _remove_leftovers(folder: Path, name: str) -> None:
+    """Remove the temporary files of a killed save of ``name`` (their process is gone).
+
+    A temporary file is ``.NAME.dpgraph-tmp-PID-XXXX``: one whose process
+    still runs (a concurrent save) is left alone.
+    """
+    prefix = _tmp_prefix(name)
+    try:
+        names = [f for f in os.listdir(folder) if f.startswith(prefix)]
+    except OSError:
+        return
+    for f in names:
+        pid = f[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(folder / f)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or unknown: keep its file
+    return True
 
 
 # --------------------------------------------------------------------------- load
@@ -263,6 +325,17 @@ class ReleaseParts(NamedTuple):
     probabilities: Any
     channel: Any
     keep: float
+    name: str | None = None
+    tie_values: Any = None
+
+
+def _check_name(name: Any, where: str) -> str | None:
+    """A release's public name: None, or one line of printable text up to 200 characters."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not 0 < len(name) <= 200 or not name.isprintable():
+        raise ValueError(f"{where} must be one line of printable text of 1 to 200 characters")
+    return name
 
 
 def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
@@ -280,12 +353,16 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{path} is a directory, not a dpgraph file")
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{path} is a directory, not a dpgraph file")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open forever
+        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device), not a "
+                         "dpgraph file")
+    size = st.st_size
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:
@@ -361,8 +438,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):
             raise ValueError(f"{path.name}: epsilon or flip probability out of range")
+        ties = header_tie_values(header, _label_from_json) if kind == "typed" else None
+        if ties is None and "tie_values" in header:
+            raise ValueError(f"{path.name}: tie_values in a file of kind {kind!r}; it is corrupted")
+        K = 2 if ties is None else ties.K
+        header["K"] = K
         # everything the estimators use derives from the certified numerators
-        rr = rr_probabilities(epsilon, 2)
+        rr = rr_probabilities(epsilon, K)
         if rr.flip_numerator != numerator or not rr.certify():
             raise ValueError(
                 f"{path.name}: its flip numerator is not the certified one of epsilon={epsilon}; "
@@ -382,13 +464,18 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
-    return ReleaseParts(adj, index, rr, channel, keep)
+    name = _check_name(header.get("name"), f"{path.name}: header name")
+    if ties is not None:  # PrivateGraph derives the same any-tie channel itself
+        return ReleaseParts(adj, index, rr, None, keep, name, ties)
+    return ReleaseParts(adj, index, rr, channel, keep, name)
 
 
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
     """(channel, keep) of an adjacency, from its numerators alone."""
     from ..core.estimators import Channel
 
+    if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
+        return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
     keep_numerator = getattr(adj, "keep_numerator", None)
     if keep_numerator is None or int(keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0

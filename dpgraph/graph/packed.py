@@ -19,6 +19,8 @@ release, the file format and the tiles of a blockwise store all use it:
 * the counting kernels: :func:`masked_row_popcount` (one mask, many rows) and
   :func:`multi_query_popcount` (many masks, one pass over the rows, with the
   tile's offsets), numba-compiled when numba is available;
+* :func:`packed_matmat`: the 0/1 matrix times a dense float block, one pass
+  over the set bits (numba) or BLAS on unpacked row blocks (numpy);
 * :class:`PackedAdjacency`, the in-memory adjacency.
 """
 
@@ -30,7 +32,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._numba import load_kernels, numba_enabled
-from .adjacency import AdjacencyBase, CutSides
+from .adjacency import AdjacencyBase, CutSides, _as_block
 
 __all__ = [
     "HAVE_NUMBA",
@@ -41,6 +43,7 @@ __all__ = [
     "multi_query_popcount",
     "pack_indices",
     "pack_rows",
+    "packed_matmat",
     "words_per_row",
     "xor_edges",
 ]
@@ -74,11 +77,12 @@ _WORK = 0  # words counted so far in this process (decides when to load numba)
 
 
 def _kernels() -> tuple | None:
-    """(masked_row_popcount, batch_cut_counts, multi_query_popcount) compiled, or None."""
+    """(masked_row_popcount, batch_cut_counts, multi_query_popcount, packed_matmat) compiled, or None."""
     global _KERNELS, HAVE_NUMBA
     if _KERNELS is None and HAVE_NUMBA:
         _KERNELS = load_kernels("dpgraph.graph._cutkernel",
-                                ("masked_row_popcount", "batch_cut_counts", "multi_query_popcount"))
+                                ("masked_row_popcount", "batch_cut_counts", "multi_query_popcount",
+                                 "packed_matmat"))
         HAVE_NUMBA = _KERNELS is not None
     return _KERNELS
 
@@ -184,6 +188,61 @@ def multi_query_popcount(words: np.ndarray, rowsel: np.ndarray, masks: np.ndarra
         if sel.size:
             total[q] = _masked_row_popcount_numpy(words, sel, masks[q], False)
     return total
+
+
+def packed_matmat(words: np.ndarray, n: int, X: np.ndarray, directed: bool,
+                  transpose: bool = False) -> np.ndarray:
+    """The packed 0/1 matrix A times a dense block: A @ X (A^T @ X with ``transpose``).
+
+    For an undirected release (``directed=False``) the words hold the upper
+    triangle U and A = U + U^T.  With numba, one pass over the set bits adds
+    a row of X per bit (about 2 k additions a released edge, no scratch
+    beyond the output); without numba, row blocks of about 2^22 pairs are
+    unpacked to floats and multiplied with BLAS (only the columns right of
+    the block's first row for an undirected release).  Never an n x n float.
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64, shape (n, words_per_row(n))
+    n : int
+    X : numpy.ndarray, shape (n, k) or (n,)
+        float32 stays float32 (sums of 0/1 entries are exact below 2^24);
+        anything else is computed in float64.
+    directed : bool
+    transpose : bool, default False
+        A^T @ X (only changes a directed release).
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``X``.
+
+    Examples
+    --------
+    >>> w = np.array([[6], [4], [0]], dtype=np.uint64)  # edges 01, 02, 12
+    >>> packed_matmat(w, 3, np.array([1.0, 10.0, 100.0]), directed=False).tolist()
+    [110.0, 101.0, 11.0]
+    """
+    X, vector = _as_block(X, n)
+    out = np.zeros_like(X)
+    gather = not directed or not transpose
+    scatter = not directed or transpose
+    k = _kernels() if HAVE_NUMBA and words.flags.c_contiguous else None
+    if k is not None:
+        k[3](words, X, out, gather, scatter, not directed)
+    else:
+        rows = max(1, (1 << 22) // max(n, 1))
+        for i0 in range(0, n, rows):
+            w = words[i0 : i0 + rows]
+            c0 = 0 if directed else (i0 >> 6) << 6  # undirected: no pair left of the diagonal word
+            bits = np.unpackbits(w[:, c0 >> 6 :].view(np.uint8), axis=1, bitorder="little")
+            B = bits[:, : n - c0].astype(X.dtype)
+            i1 = i0 + B.shape[0]
+            if gather:
+                out[i0:i1] += B @ X[c0:]
+            if scatter:
+                out[c0:] += B.T @ X[i0:i1]
+    return out[:, 0] if vector else out
 
 
 # ----------------------------------------------------------------------------- the layout
@@ -483,6 +542,17 @@ class PackedAdjacency(AdjacencyBase):
     def within_count(self, s: np.ndarray) -> int:
         """Released edges with both ends in s (ordered pairs if directed)."""
         return self._rows_against(s, pack_indices(s, self.n))
+
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ X for the released 0/1 adjacency A (symmetric if undirected); see :func:`packed_matmat`.
+
+        Examples
+        --------
+        >>> A = PackedAdjacency(np.array([[6], [4], [0]], dtype=np.uint64), 3, False)
+        >>> A.matmat(np.eye(3)).astype(int).tolist()
+        [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
+        """
+        return packed_matmat(self._words, self.n, X, self.directed, transpose)
 
     def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
         """Yield (first row, bool block of shape (rows, n)) of the stored bits."""

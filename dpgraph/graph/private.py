@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import numpy as np
 from ..core.estimators import Channel
 from ..core.probabilities import CertifiedRelease, RRProbabilities
 from . import _memory
-from .adjacency import Adjacency
+from .adjacency import Adjacency, ValuedAdjacency
 from .analytics import bind_analytics
 from .convert import (
     blocks_to_networkx,
@@ -25,8 +25,72 @@ from .convert import (
 )
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
+from .typed.encoding import TieValues
 
-__all__ = ["PrivateGraph"]
+__all__ = ["NodeView", "PrivateGraph"]
+
+
+class NodeView(Sequence):
+    """The public vertex set of a release, like networkx's ``G.nodes``.
+
+    Iterable, sized, ``v in R.nodes`` and callable (``R.nodes()`` is the view
+    itself), in the release's canonical order.  A release keeps no node
+    attributes, so, unlike networkx's view, indexing is by *position*:
+    ``R.nodes[i]`` is the i-th node (the row i of ``R.to_scipy_sparse()``).
+    It equals a tuple or another view holding the same nodes in the same order.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> R = dpgraph.release(nx.path_graph(["a", "b", "c"]), epsilon=1.0, seed=0)
+    >>> R.nodes
+    NodeView(('a', 'b', 'c'))
+    >>> list(R.nodes()), "b" in R.nodes, len(R.nodes), R.nodes[0]
+    (['a', 'b', 'c'], True, 3, 'a')
+    """
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index: NodeIndex) -> None:
+        self._index = index
+
+    def __call__(self, data: Any = False) -> NodeView:
+        if data is not False:
+            raise TypeError("a release keeps no node attributes (only the vertex set is "
+                            "public): call R.nodes() without data")
+        return self
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._index.nodes)
+
+    def __contains__(self, v: Any) -> bool:
+        return v in self._index
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._index.nodes[i]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, NodeView):
+            other = other._index.nodes
+        if not isinstance(other, (tuple, range)):
+            return NotImplemented
+        mine = self._index.nodes
+        if isinstance(mine, range) and isinstance(other, range):
+            return mine == other
+        return len(mine) == len(other) and all(a == b for a, b in zip(mine, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._index.nodes))
+
+    def __repr__(self) -> str:  # node labels are public
+        nodes = self._index.nodes
+        if len(nodes) <= 20:
+            return f"NodeView({tuple(nodes)!r})"
+        head = ", ".join(repr(v) for v in nodes[:5])
+        return f"NodeView({len(nodes)} nodes: {head}, ..., {nodes[-1]!r})"
 
 
 @bind_analytics
@@ -38,9 +102,16 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     input graph.  Every answer is post-processing of the release, so any
     number of queries costs no further privacy.
 
+    It speaks networkx where the meaning is the same: ``R.nodes`` (a
+    :class:`NodeView`), ``len(R)``, ``v in R``, ``for v in R``,
+    ``R.number_of_nodes()``; ``R.number_of_edges()`` and ``R.degree(...)``
+    are debiased estimates of the input graph's, never raw counts of the
+    released one.  ``R[v]`` (networkx's neighbours) is refused: the released
+    neighbours are mostly noise; see :meth:`__getitem__`.
+
     Attributes
     ----------
-    nodes : tuple
+    nodes : NodeView
         The public vertex set in canonical order.
     directed : bool
         Whether rows are ordered pairs.
@@ -52,7 +123,17 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     realized_epsilon : float
         ln of the exact worst-case likelihood ratio of the sampler, <= epsilon.
     channel : Channel
-        P(released | true) of a pair, used by every estimator.
+        P(released | true) of a pair, used by every estimator; for a typed
+        release, of the pair's "any tie" indicator (the binary collapse).
+    name : str or None
+        The data set's public name when the curator gave one
+        (``R.save(path, name=...)``, ``dpgraph release --name``), else None.
+    tie_values : TieValues or None
+        The declared tie values of a typed release (``dpgraph.release(...,
+        edge_attr=, values=)``); None for an untyped release.
+    typed_channel : Channel
+        The K-ary channel of a typed release's pairs (the binary channel
+        otherwise).
     """
 
     def __init__(
@@ -62,12 +143,25 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         probabilities: RRProbabilities,
         channel: Channel | None = None,
         keep: float = 1.0,
+        name: str | None = None,
+        tie_values: TieValues | None = None,
     ) -> None:
         self._adj = adjacency
         self._index = index
         self.probabilities = probabilities
-        self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
         self.keep = float(keep)
+        self.name = name
+        self.tie_values = tie_values
+        if tie_values is not None:
+            if not isinstance(adjacency, ValuedAdjacency) or adjacency.K != tie_values.K \
+                    or probabilities.K != tie_values.K or channel is not None:
+                raise ValueError("a typed release needs a typed adjacency and probabilities for "
+                                 "its K values")
+            self.typed_channel = Channel.randomized_response(probabilities)
+            self.channel = self.typed_channel.collapse(np.arange(tie_values.K) > 0)
+        else:
+            self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
+            self.typed_channel = self.channel
 
     # ---- the release as data, by position -------------------------------------
     @property
@@ -159,9 +253,40 @@ class PrivateGraph(CertifiedRelease, IOMixin):
 
     # ---- public metadata ------------------------------------------------------
     @property
-    def nodes(self) -> tuple:
-        """The public vertex set, in canonical order (rows of ``to_scipy_sparse``)."""
-        return self._index.nodes
+    def nodes(self) -> NodeView:
+        """The public vertex set, in canonical order (rows of ``to_scipy_sparse``): a :class:`NodeView`."""
+        return NodeView(self._index)
+
+    def __len__(self) -> int:
+        """The number of nodes, like ``len(G)``."""
+        return len(self._index)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        """The nodes, like ``iter(G)``."""
+        return iter(self._index.nodes)
+
+    def __contains__(self, v: Any) -> bool:
+        """Whether ``v`` is a node, like ``v in G`` (False for an unhashable value)."""
+        return v in self._index
+
+    def __getitem__(self, v: Any) -> Any:
+        """Refused: networkx's ``G[v]`` is v's neighbours, which a release does not know.
+
+        The released neighbours of v are mostly flips (at eps = 1 about
+        p'(n - 1) of them are noise, far more than v's true degree), so
+        returning them under networkx's name would pass a biased read for the
+        truth.  Use ``R.degree(v)`` (debiased, with an error bar) or, for the
+        raw released graph itself, ``R.to_networkx()[v]``.
+
+        Raises
+        ------
+        TypeError
+            Always, naming the alternatives.
+        """
+        raise TypeError(
+            "R[v] is not defined: a release does not know v's neighbours (those of the "
+            "released graph are mostly noise). Use R.degree(v) for v's debiased degree, or "
+            "R.to_networkx()[v] for its neighbours in the raw released graph")
 
     @property
     def directed(self) -> bool:
@@ -198,6 +323,8 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         keep = "" if self.keep == 1.0 else f", keep={self.keep:.6g}, {self._subsample_cost()}"
+        if self.tie_values is not None:
+            keep += f", edge_attr={self.tie_values.edge_attr!r}, K={self.tie_values.K}"
         return (
             f"PrivateGraph({kind}, nodes={self.number_of_nodes()}, epsilon={self.epsilon:g}, "
             f"flip_probability={self.flip_probability:.6g}{keep}, "
@@ -347,9 +474,11 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         """The released synthetic graph as a networkx (Di)Graph.
 
         Its raw statistics are biased (at eps = 1 it has far more edges than
-        the input); use the estimators of this class for answers.  A
-        networkx graph takes about 260 bytes per edge: the need is checked
-        first (a full release at eps = 1 has about 0.27 n^2 / 2 edges).
+        the input); use the estimators of this class for answers.  A typed
+        release carries each released tie's value in the edge attribute
+        ``tie_values.edge_attr``, as the input did.  A networkx graph takes
+        about 260 bytes per edge: the need is checked first (a full release
+        at eps = 1 has about 0.27 n^2 / 2 edges).
 
         Raises
         ------
@@ -364,9 +493,24 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         >>> R = dpgraph.release(nx.path_graph(4), epsilon=8.0, seed=1)
         >>> sorted(R.to_networkx().edges())
         [(0, 1), (1, 2), (2, 3)]
+        >>> G = nx.Graph([(0, 1, {"kind": "a"}), (1, 2, {"kind": "b"})])
+        >>> H = dpgraph.release(G, 8.0, seed=0, edge_attr="kind", values=["a", "b"]).to_networkx()
+        >>> {H.edges[e]["kind"] for e in H.edges} <= {"a", "b"}
+        True
         """
         n, m = self.number_of_nodes(), self.number_of_released_edges()
-        _memory.check_call_fits(self, networkx_bytes(n, m),
+        typed = self.tie_values is not None
+        need = networkx_bytes(n, m) + (100 * m if typed else 0)  # a value in each edge's dict
+        _memory.check_call_fits(self, need,
                                 f"R.to_networkx() of {n:,} nodes and {m:,} released edges",
                                 self._export_alternatives("to_networkx"))
-        return blocks_to_networkx(self.nodes, edge_blocks(self._adj), self.directed)
+        H = blocks_to_networkx(self.nodes, edge_blocks(self._adj), self.directed)
+        if typed:
+            labels = (None, *self.tie_values.values)
+            attr = self.tie_values.edge_attr
+            nodes = self.nodes
+            for r, c in edge_blocks(self._adj):
+                values = self._adj.edge_values(r, c)
+                for i, j, v in zip(r.tolist(), c.tolist(), values.tolist()):
+                    H.adj[nodes[i]][nodes[j]][attr] = labels[v]
+        return H

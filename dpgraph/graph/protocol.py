@@ -9,7 +9,7 @@ released pairs; nothing reaches the input graph.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -28,7 +28,8 @@ class Release(Protocol):
     Attributes
     ----------
     nodes : sequence
-        The public vertex set in canonical order (position i is ``nodes[i]``).
+        The public vertex set in canonical order (position i is ``nodes[i]``;
+        ``PrivateGraph`` gives a :class:`~dpgraph.graph.private.NodeView`).
     directed : bool
         Whether rows are ordered pairs.
     epsilon : float
@@ -46,7 +47,7 @@ class Release(Protocol):
     """
 
     @property
-    def nodes(self) -> tuple: ...
+    def nodes(self) -> Sequence[Hashable]: ...
 
     @property
     def directed(self) -> bool: ...

@@ -50,7 +50,7 @@ from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_positions
 from ..validation import check_probability
-from .adjacency import AdjacencyBase
+from .adjacency import AdjacencyBase, _as_block
 from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "pair_from_index",
     "pair_index",
     "release_sparse",
+    "sparse_release_bytes",
     "subsampled_probabilities",
 ]
 
@@ -192,6 +193,31 @@ def subsampled_probabilities(
 # ---------------------------------------------------------------------------
 # the sparse release
 # ---------------------------------------------------------------------------
+def sparse_release_bytes(probs: SubsampledProbabilities, n: int, directed: bool,
+                         m: int) -> int:
+    """Memory a sparse release of ``n`` nodes and ``m`` edges needs, with a margin.
+
+    The expected output is alpha m + beta (N - m) pairs; six standard
+    deviations are added (a release larger than that has probability below
+    1e-9).  Each output pair costs its column twice (the parts, then the
+    concatenated CSR), the true edges 17 bytes each (keys, two random words,
+    a mask) and the row counts and pointers 16 bytes a node.
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=1.0)
+    >>> sparse_release_bytes(sp, 60_000, False, 0) > 3 * 2**30
+    True
+    """
+    N = pair_count(n, directed)
+    alpha, beta = float(probs.alpha), float(probs.beta)
+    mean = alpha * m + beta * (N - m)
+    std = (alpha * (1 - alpha) * m + beta * (1 - beta) * (N - m)) ** 0.5
+    width = 4 if n < 2**31 else 8
+    return int(2 * width * (mean + 6 * std + 1)) + 17 * int(m) + 16 * (int(n) + 1)
+
+
 def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
                    source: RandomSource) -> SparseAdjacency:
     """Sample the subsampled release of ``enc`` in O(m + output) time and memory.
@@ -374,6 +400,30 @@ class SparseAdjacency(AdjacencyBase):
         """Positions (rows, cols) of every stored pair, row-major."""
         rows = np.repeat(np.arange(self.n, dtype=np.int64), self._row_lengths())
         return rows, self.indices.astype(np.int64)
+
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """A @ X for the released 0/1 adjacency A (A^T @ X with ``transpose``; symmetric if undirected).
+
+        Two sparse products with the stored CSR rows (U X + U^T X for an
+        undirected release): O(stored pairs * k) time, no n x n array.
+
+        Examples
+        --------
+        >>> A = SparseAdjacency.from_pairs(np.array([0, 0]), np.array([1, 2]), 3, False)
+        >>> A.matmat(np.eye(3)).astype(int).tolist()
+        [[0, 1, 1], [1, 0, 0], [1, 0, 0]]
+        """
+        from scipy.sparse import csr_array
+
+        X, vector = _as_block(X, self.n)
+        U = csr_array((np.ones(self.indices.size, dtype=X.dtype), self.indices, self.indptr),
+                      shape=(self.n, self.n))
+        if self.directed:
+            out = (U.T @ X) if transpose else (U @ X)
+        else:
+            out = U @ X + U.T @ X
+        out = np.asarray(out, dtype=X.dtype)
+        return out[:, 0] if vector else out
 
     def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
         """Yield (first row, bool block of shape (rows, n)) of the stored pairs.

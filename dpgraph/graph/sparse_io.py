@@ -99,6 +99,11 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
     ch = header.get("channel")
     if not isinstance(ch, dict):  # the estimators must use the exact subsampled channel
         raise ValueError("file header: a sparse release needs its channel; the file is corrupted")
+    number = lambda x: type(x) in (int, float)  # JSON numbers only (not lists, null, bools)
+    if not (number(ch.get("d")) and isinstance(ch.get("r"), list)
+            and all(number(x) for x in ch["r"]) and number(header.get("keep"))):
+        raise ValueError("file header: keep and the channel (d, r) must be numbers; the file "
+                         "is corrupted")
     rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
                          flip_numerator=int(header["flip_numerator"]))
     probs = SubsampledProbabilities(rr, keep_numerator)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import rr_probabilities
+from ..validation import check_bool
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon
 from .stds import (
@@ -30,6 +31,7 @@ __all__ = ["DEFAULT_EPSILONS", "Plan", "plan"]
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 _Z95 = 1.959963984540054  # the 95% normal quantile of "resolved"
+_STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -272,7 +274,9 @@ def plan(
     '2.68e+06 vs 3.39e+04'
     """
     nodes = _int(nodes, "nodes", 2)
-    directed = bool(directed)
+    directed = check_bool(directed, "directed")  # "no" would be read as True
+    if statistic is not None and statistic not in _STATISTICS:
+        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     sides = None if sides is None else _check_sides(sides, nodes)
     _check_subsample(keep, target_edges)
     subsample = ({"keep": float(keep)} if keep is not None else

@@ -14,6 +14,8 @@ from typing import Any
 
 from ..core import Channel, count_estimate, rr_probabilities
 
+_FLOAT_MAX = 1.7976931348623157e308
+
 __all__ = [
     "count_std",
     "cut_std",
@@ -35,7 +37,7 @@ def _int(value: Any, name: str, minimum: int) -> int:
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return x
@@ -44,7 +46,7 @@ def _positive(value: Any, name: str) -> float:
 def _nonneg(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value)
+    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
     if not (math.isfinite(x) and x >= 0):
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return x

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..core import count_estimate
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures
@@ -21,45 +21,79 @@ __all__ = ["build_report", "render_report", "report_context"]
 
 _Z95 = 1.959963984540054
 
-CITATION = """@article{wang-ying-zhang-minimax,
-  author = {Weina Wang and Lei Ying and Junshan Zhang},
-  title  = {A Minimax Distortion View of Differentially Private Query Release}
+CITATION = """@inproceedings{wang-ying-zhang-minimax,
+  author    = {Weina Wang and Lei Ying and Junshan Zhang},
+  title     = {A Minimax Distortion View of Differentially Private Query Release},
+  booktitle = {49th Asilomar Conference on Signals, Systems and Computers},
+  year      = {2015}
 }
 @software{dpgraph,
+  author  = {{The dpgraph developers}},
   title   = {dpgraph: differentially private graph release for the cut function},
-  version = {%s}
+  version = {%s},
+  year    = {%s}
 }"""
 
 
 def _fmt(x: Any, digits: int = 4) -> str:
+    """A number for people: whole numbers from 100 up with thousands separators
+    (never "1e+07"), ``digits`` significant digits below, "n/a" when not finite.
+
+    Examples
+    --------
+    >>> _fmt(10_004_568.2), _fmt(0.011174), _fmt(0.000336), _fmt(float("nan"))
+    ('10,004,568', '0.01117', '0.000336', 'n/a')
+    """
     x = float(x)
     if not math.isfinite(x):
         return "n/a"
-    if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
-        return f"{x:.{digits}g}"
     if abs(x) >= 100:
         return f"{x:,.0f}"
+    if x != 0 and abs(x) < 1e-4:
+        return f"{x:.{min(digits, 3)}g}"
     return f"{x:.{digits}g}"
 
 
-def _timed(progress: Callable[[str], None], timings: list, label: str, fn: Callable[[], Any]) -> Any:
-    progress(f"{label} ...")
+def _percent(x: float) -> str:
+    """A fraction as a percentage for people: '17%', '1,684%', '0.4%'."""
+    pct = 100.0 * x
+    return f"{pct:,.0f}%" if pct >= 10 else f"{pct:.2g}%"
+
+
+def _timed(progress: Callable[..., None], timings: list, label: str, fn: Callable[[], Any]) -> Any:
+    progress(label)  # a step starts ...
     t0 = time.perf_counter()
     try:
         return fn()
     finally:
         dt = time.perf_counter() - t0
         timings.append((label, dt))
-        progress(f"{label}: {dt:.1f} s")
+        progress(label, dt)  # ... and ends, with its time
 
 
-def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
+def _skip(skipped: dict, what: str, exc: BaseException) -> None:
+    """Record that ``what`` was not computed; one message is shown once for all it stopped."""
+    skipped.setdefault(str(exc) or type(exc).__name__, []).append(what)
+
+
+def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> list[dict]:
     """Every debiased statistic with its 95% CI and resolvability."""
     n = R.number_of_nodes()
     specs: list[tuple[str, str, Callable[[], Any]]] = [
         ("edges", "number of edges", R.number_of_edges),
         ("density", "edge density", R.density),
     ]
+    ties = getattr(R, "tie_values", None)
+    if ties is not None:  # a typed release: its ties by declared value
+        by_value: dict = {}
+
+        def count_of(v: Any) -> Any:
+            if not by_value:
+                by_value.update(R.value_counts())
+            return by_value[v]
+
+        specs += [(f"edges: {v}", f"ties of value {v!r} ({ties.edge_attr})",
+                   lambda v=v: count_of(v)) for v in ties.values]
     if not R.directed:
         specs += [
             ("mean degree", "average degree 2m / n (the edge count, rescaled)", lambda: _scaled(
@@ -72,21 +106,22 @@ def _statistics(R: Any, progress: Callable, timings: list) -> list[dict]:
              R.degree_assortativity),
         ]
     rows = []
-    refused: dict[str, str] = {}  # computation -> the statistic whose refusal said it all
+    refused: dict[str, BaseException] = {}  # computation -> its refusal, said once
     for key, what, fn in specs:
-        label = "triangles, wedges (one n x n matrix product)" if key == "triangles" else key
+        label = "triangles (the counting pass)" if key == "triangles" else key
         shared = _SHARED.get(key)
-        if shared in refused:  # refused once, with its sizes: never tried again
-            rows.append({"name": key, "what": what,
-                         "error": f"needs the computation {refused[shared]} needed (see above)"})
+        if shared in refused:  # refused once, with its sizes: not tried again
+            rows.append({"name": key, "what": what, "error": True})
+            _skip(skipped, key, refused[shared])
             continue
         try:
             est = _timed(progress, timings, label, fn) if key in ("triangles", "degree assortativity") \
                 else fn()
         except (MemoryError, ValueError) as exc:
             if isinstance(exc, MemoryError) and shared is not None:
-                refused[shared] = key
-            rows.append({"name": key, "what": what, "error": str(exc)})
+                refused[shared] = exc
+            rows.append({"name": key, "what": what, "error": True})
+            _skip(skipped, key, exc)
             continue
         lo, hi = est.ci(0.95)
         resolved = bool(est.resolved)
@@ -128,7 +163,7 @@ def _scaled(est: Any, c: float) -> Any:
                     feasible_range=(lo * c, hi * c), proper=est.proper, raw=est.raw * c)
 
 
-def _degree_section(R: Any, progress: Callable, timings: list) -> dict:
+def _degree_section(R: Any, progress: Callable, timings: list, skipped: dict) -> dict:
     n = R.number_of_nodes()
     deg_std = float(count_estimate(0.0, float(n - 1), R.channel).std)
     out = {"half_width": _fmt(_Z95 * deg_std), "std": _fmt(deg_std)}
@@ -138,12 +173,15 @@ def _degree_section(R: Any, progress: Callable, timings: list) -> dict:
     try:
         res = _timed(progress, timings, "degree distribution (deconvolution)", R.degree_distribution)
     except (MemoryError, ValueError) as exc:
-        out["note"] = f"Not computed: {exc}"
+        _skip(skipped, "degree distribution", exc)
+        out["note"] = "Not computed (see \"Not computed\" below)."
         return out
     h, band = distribution_band(res)
     released = _released_degrees(R)
+    tails = getattr(res, "ccdf_lower", None), getattr(res, "ccdf_upper", None)
+    tails = tails if all(t is not None and np.shape(t) == h.shape for t in tails) else None
     out["svg"] = _timed(progress, timings, "degree figure",
-                        lambda: figures.degree_figure(h, band, released, _Z95 * deg_std))
+                        lambda: figures.degree_figure(h, band, released, _Z95 * deg_std, tails))
     out["band"] = band is not None
     out["band_level"] = _fmt(100 * float(getattr(res, "level", 0.95)), 3)
     k = np.arange(h.size)
@@ -159,13 +197,14 @@ def _released_degrees(R: Any) -> np.ndarray:
     return np.asarray(R.to_scipy_sparse("csr").sum(axis=1)).ravel()
 
 
-def _community_section(R: Any, progress: Callable, timings: list) -> dict:
+def _community_section(R: Any, progress: Callable, timings: list, skipped: dict) -> dict:
     if R.directed:
         return {"note": "Community detection runs on undirected releases only."}
     try:
         comm = _timed(progress, timings, "communities", R.communities)
     except (MemoryError, ValueError) as exc:
-        return {"note": f"Not computed: {exc}"}
+        _skip(skipped, "communities", exc)
+        return {"note": "Not computed (see \"Not computed\" below)."}
     det = detectability(comm)
     sizes = sorted((len(b) for b in comm.partition), reverse=True)
     q = comm.modularity
@@ -183,26 +222,35 @@ def _community_section(R: Any, progress: Callable, timings: list) -> dict:
 
 
 def _cut_table(R: Any, density: float) -> list[dict]:
-    """Cut accuracy for this release: std of a cut for several side sizes."""
+    """Cut accuracy for this release: two groups of s nodes each, s from 1 to n/2.
+
+    For each size: the exact std of the cut estimate, the cut two such groups
+    would have at the estimated density, and its 95% interval as a proper
+    estimate reports it (clipped to the feasible 0..s^2, never below 0), with
+    the half-width as a percentage of that cut.
+    """
     n = R.number_of_nodes()
     sizes = sorted({s for s in (1, 10, 100, 1000, n // 10, n // 4, n // 2) if 1 <= s <= n // 2})
     rows = []
     for s in sizes:
-        if R.keep == 1.0:
+        if R.keep == 1.0 and getattr(R, "tie_values", None) is None:
             std = cut_std(n, R.epsilon, (s, s), R.directed)
-        else:  # a subsampled release: its own channel
+        else:  # a subsampled or typed release: its own (any-tie) channel, worst case
             std = float(count_estimate(0.0, float(s * s), R.channel).std)
         expected = max(density, 0.0) * s * s
+        half = _Z95 * std
         rows.append({
             "sides": f"{s} x {s}", "pairs": f"{s * s:,}", "std": _fmt(std),
-            "half_width": _fmt(_Z95 * std),
-            "relative": _fmt(_Z95 * std / expected) if expected > 0 else "n/a",
+            "half_width": _fmt(half), "typical": _fmt(expected),
+            "interval": f"[{_fmt(max(0.0, expected - half))}, {_fmt(min(s * s, expected + half))}]",
+            "relative": _percent(half / expected) if expected > 0 else "n/a",
         })
     return rows
 
 
 def report_context(R: Any, title: str = "dpgraph release",
-                   progress: Callable[[str], None] | None = None) -> dict:
+                   progress: Callable[[str], None] | None = None,
+                   verified_by: str | None = None) -> dict:
     """Everything the template shows, computed from the release ``R`` alone.
 
     Parameters
@@ -212,16 +260,21 @@ def report_context(R: Any, title: str = "dpgraph release",
     title : str
         Shown as the page title.
     progress : callable, optional
-        Called with a short message before and after each slow step.
+        Called as ``progress(step)`` when a slow step starts and
+        ``progress(step, seconds)`` when it ends.
+    verified_by : str, optional
+        Hex of the verify key the file's signature was checked against
+        (``dpgraph report --verify-key``); None when it was not checked.
     """
-    progress = progress or (lambda msg: None)
+    progress = progress or (lambda step, seconds=None: None)
     timings: list = []
     t0 = time.perf_counter()
     n = R.number_of_nodes()
     eps = float(R.epsilon)
     p = float(R.flip_probability)
     odds = math.exp(min(eps, 700.0))
-    stats = _statistics(R, progress, timings)
+    skipped: dict[str, list[str]] = {}
+    stats = _statistics(R, progress, timings, skipped)
     density = float(R.density().value)
     half = max(n // 4, 1)
     public_plan = plan(n, eps, directed=R.directed, sides=(half, half) if 2 * half <= n else None)
@@ -241,8 +294,8 @@ def report_context(R: Any, title: str = "dpgraph release",
         "subsample_cost": _subsample_cost(R),
         "statistics": stats,
         "unresolved": [r["name"] for r in stats if r.get("resolved") is False],
-        "degrees": _degree_section(R, progress, timings),
-        "communities": _community_section(R, progress, timings),
+        "degrees": _degree_section(R, progress, timings, skipped),
+        "communities": _community_section(R, progress, timings, skipped),
         "cut_table": _cut_table(R, density),
         "eps_table": [
             {k: (_fmt(v) if k != "epsilon" else f"{v:g}") for k, v in row.items()}
@@ -250,17 +303,21 @@ def report_context(R: Any, title: str = "dpgraph release",
         ],
         "eps_columns": list(public_plan.table([eps])[0]),
         "plan_sides": f"{half} x {half}",
-        "citation": CITATION % __version__,
+        "citation": CITATION % (__version__, _dt.date.today().year),
+        "verified_by": verified_by,
     }
     ctx["planner_svg"] = _timed(progress, timings, "planner figure",
                                 lambda: figures.planner_figure(public_plan))
+    ctx["not_computed"] = [{"what": ", ".join(names), "message": message}
+                           for message, names in skipped.items()]
     ctx["timings"] = [(label, f"{dt:.1f}") for label, dt in timings]
     ctx["total_seconds"] = f"{time.perf_counter() - t0:.1f}"
     return ctx
 
 
 def build_report(R: Any, title: str = "dpgraph release",
-                 progress: Callable[[str], None] | None = None) -> str:
+                 progress: Callable[[str], None] | None = None,
+                 verified_by: str | None = None) -> str:
     """A self-contained HTML page describing the release ``R`` for an analyst.
 
     Post-processing of the release only (no privacy cost): what it protects,
@@ -274,7 +331,10 @@ def build_report(R: Any, title: str = "dpgraph release",
     R : PrivateGraph
     title : str, default "dpgraph release"
     progress : callable, optional
-        Receives a message before and after each slow step.
+        Called as ``progress(step)`` when a slow step starts and
+        ``progress(step, seconds)`` when it ends.
+    verified_by : str, optional
+        Hex of the verify key the file's signature was checked against.
 
     Returns
     -------
@@ -291,7 +351,7 @@ def build_report(R: Any, title: str = "dpgraph release",
     """
     if not (hasattr(R, "channel") and hasattr(R, "number_of_nodes")):
         raise TypeError(f"R must be a dpgraph PrivateGraph, got {type(R).__name__}")
-    return render_report(report_context(R, str(title), progress))
+    return render_report(report_context(R, str(title), progress, verified_by))
 
 
 def render_report(context: dict) -> str:

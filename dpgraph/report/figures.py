@@ -34,9 +34,10 @@ def _figure(width: float = 6.4, height: float = 3.6):
 
 
 def degree_figure(h: np.ndarray, band: tuple[np.ndarray, np.ndarray] | None,
-                  released: np.ndarray, half_width: float) -> str:
-    """Estimated degree distribution: its histogram (with the pointwise band when
-    known) and its complementary CDF against the released graph's raw degrees.
+                  released: np.ndarray, half_width: float,
+                  tail_band: tuple[np.ndarray, np.ndarray] | None = None) -> str:
+    """Estimated degree distribution: its histogram (with its band when known) and its
+    complementary CDF (with ``tail_band`` when given) against the released graph's raw degrees.
 
     The raw degrees are drawn for contrast: the noise adds about p'(n-1) to
     every degree.  Both panels are log-log; fractions below half a node are
@@ -68,6 +69,10 @@ def degree_figure(h: np.ndarray, band: tuple[np.ndarray, np.ndarray] | None,
 
     tail = np.clip(1.0 - np.cumsum(h) + h, 0.0, 1.0)  # P(degree >= d)
     keep = idx[tail[idx] >= floor]
+    if tail_band is not None:
+        lo, hi = np.asarray(tail_band[0], float)[idx], np.asarray(tail_band[1], float)[idx]
+        ax_cdf.fill_between(d[idx], np.maximum(lo, floor), np.maximum(hi, floor), color="C0",
+                            alpha=0.25, lw=0, step="post", label="uncertainty band")
     ax_cdf.step(d[keep], tail[keep], where="post", color="C0", lw=1.6, label="estimated (debiased)")
     vals, counts = np.unique(np.asarray(released, np.int64), return_counts=True)
     r_tail = 1.0 - (np.cumsum(counts) - counts) / n  # fraction with released degree >= value

@@ -41,7 +41,7 @@ interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
 
-from ._shared import ANALYTICS, bind_analytics
+from ._shared import ANALYTICS, analytic, bind_analytics
 from .community import Communities, communities
 from .counts import (
     NodeEstimates,
@@ -53,12 +53,14 @@ from .counts import (
 )
 from .cuts import cut, cut_batch, cuts, edges_within
 from .degree_stats import (
+    DegreeDistribution,
     degree_assortativity,
     degree_distribution,
     degree_moments,
     degree_transition_matrix,
 )
 from .motifs import (
+    PlannedEstimate,
     TriangleStatistics,
     average_clustering,
     local_clustering,
@@ -69,12 +71,23 @@ from .motifs import (
 )
 from .partition import modularity
 from .synthesis import synthesize
+from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
+
+# the typed analytics (value_counts, value_degree, ...) register themselves on import
+from ..typed import estimators as _typed_estimators  # noqa: F401  isort: skip
+from ..typed import balance as _typed_balance  # noqa: F401  isort: skip
+from ..typed import reciprocity as _typed_reciprocity  # noqa: F401  isort: skip
 
 __all__ = [
     "ANALYTICS",
     "Communities",
+    "CostLimitError",
+    "DegreeDistribution",
     "NodeEstimates",
+    "PlannedEstimate",
+    "TrianglePlan",
     "TriangleStatistics",
+    "analytic",
     "average_clustering",
     "bind_analytics",
     "communities",
@@ -94,6 +107,7 @@ __all__ = [
     "number_of_edges",
     "synthesize",
     "transitivity",
+    "triangle_plan",
     "triangle_statistics",
     "triangles",
     "volume",

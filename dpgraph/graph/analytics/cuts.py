@@ -1,35 +1,62 @@
 """Cut queries and edges within a set: the mission's queries, answered from the release.
 
-A cut query counts the edges between disjoint node sets S and T; its rows are
-the |S||T| pairs of S x T, phi(v) = v, so the core's
-:func:`~dpgraph.core.count_estimate` answers it without bias and with the
-exact, graph-independent standard deviation
-sqrt(|S||T| p'(1 - p')) / (1 - 2 p').  The released counts come from the
-adjacency in one pass over the rows it needs (one pass for a whole batch).
+A cut query counts the edges between disjoint node sets S and T: it is the
+core's :class:`~dpgraph.core.CountingQuery` with phi(v) = v on the |S||T|
+pairs of S x T, answered without bias and with the exact, graph-independent
+standard deviation sqrt(|S||T| p'(1 - p')) / (1 - 2 p').  The adjacency
+evaluates it: it counts the released pairs in one pass over the rows it
+needs (one pass for a whole batch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...core.estimate import Estimate
-from ...core.estimators import count_estimate
+from ...core.estimators import CountingQuery
+from ...validation import Boolean, validate_params
 from ..encoding import pair_count
 from ..protocol import Release
-from ._shared import analytic, finish
+from ._shared import analytic
 
 __all__ = ["cut", "cut_batch", "cuts", "edges_within"]
 
 
-def _proper_count(est: Estimate, proper: bool) -> Estimate:
-    return finish(est, proper, step=1.0)
+def _count(R: Release, observed: object, pairs: object, proper: bool) -> Estimate:
+    """The edge count over ``pairs`` vertex pairs (array: a batch) from its released count."""
+    rows = np.asarray(pairs, dtype=float)
+    return CountingQuery([[0.0, 1.0]], rows[..., None]).answer(
+        np.asarray(observed, dtype=float), R.channel, proper)
+
+
+def _is_typed(R: Release, value: Any, weights: Any) -> bool:
+    """Whether a cut goes through the typed estimators (a typed release, or value=/weights=)."""
+    if value is None and weights is None:
+        return getattr(R, "tie_values", None) is not None
+    if getattr(R, "tie_values", None) is None:
+        raise TypeError("value= and weights= count ties by value: they need a typed release, "
+                        "dpgraph.release(G, eps, edge_attr=..., values=[...]); this release is "
+                        "untyped")
+    return True
+
+
+def _typed_cut(R: Release, sides: list, value: Any, weights: Any, proper: bool,
+               batch: bool) -> Estimate:
+    """Typed or weighted counts of cut queries from their released value histograms."""
+    from ..typed.estimators import row_function, typed_count
+
+    phi = row_function(R, value, weights)
+    counts = np.array([R.adjacency.value_cut_counts(s, t) for s, t in sides], dtype=float)
+    return typed_count(R, counts if batch else counts[0], phi, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
-        proper: bool = True) -> Estimate:
+        proper: bool = True, *, value: Any = None, weights: Mapping | None = None) -> Estimate:
     """Estimate the number of edges between disjoint node sets S and T.
 
     The core's unbiased count over the |S||T| pairs, with the exact
@@ -47,12 +74,20 @@ def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
     proper : bool, default True
         Round and clip the estimate to an integer in 0..|S||T| (``raw`` keeps
         the unbiased estimate); False returns the unbiased estimate itself.
+    value : a declared tie value, optional
+        Typed release only: count the S-T ties of this value.  Without
+        ``value`` or ``weights`` a typed release counts ties of any value.
+    weights : mapping {tie value: weight}, optional
+        Typed release only: the sum over S x T of a declared weight per value
+        (e.g. ``{"trust": 1, "distrust": -1}``: net trust); "no tie" weighs 0.
 
     Returns
     -------
     Estimate
         The number of S-T edges (``raw``: unbiased); ``std`` is exact and
-        graph-independent.
+        graph-independent.  On a typed release (K > 2 values) ``std`` is the
+        plug-in estimate of the exact, truth-dependent standard deviation
+        (``exact_std`` False; see :mod:`dpgraph.graph.typed.estimators`).
 
     Examples
     --------
@@ -68,13 +103,16 @@ def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
     True
     """
     s, t = R.cut_positions(S, T)
+    if _is_typed(R, value, weights):
+        return _typed_cut(R, [(s, t)], value, weights, proper, batch=False)
     observed = R.adjacency.cut_count(s, t)
-    return _proper_count(count_estimate(observed, s.size * t.size, R.channel), proper)
+    return _count(R, observed, s.size * t.size, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
-         proper: bool = True) -> Estimate:
+         proper: bool = True, *, value: Any = None, weights: Mapping | None = None) -> Estimate:
     """Estimate many cut queries at once; a batch :class:`Estimate`.
 
     ``cuts(pairs)[k]`` equals ``cut(*pairs[k])``; the released counts of
@@ -88,6 +126,8 @@ def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable
     proper : bool, default True
         Round and clip every estimate to an integer in 0..|S||T| (``raw``
         keeps the unbiased ones).
+    value, weights : optional
+        Typed release only, as for :func:`cut`.
 
     Returns
     -------
@@ -124,12 +164,14 @@ def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable
         rows.append(s.size * t.size)
     if not rows:
         raise ValueError("pairs is empty; pass at least one (S, T) query")
+    if _is_typed(R, value, weights):
+        return _typed_cut(R, sides, value, weights, proper, batch=True)
     observed = R.adjacency.cut_counts(sides)  # one pass over the rows where it can
-    est = count_estimate(np.asarray(observed, float), np.asarray(rows, float), R.channel)
-    return _proper_count(est, proper)
+    return _count(R, observed, rows, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estimate:
     """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
 
@@ -198,13 +240,16 @@ def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estima
             f"membership row {int(empty[0])} has an empty side; a cut needs at least one node in "
             "S (1 or True) and one in T (-1 or False)"
         )
+    if _is_typed(R, None, None):  # ties of any value, as R.cut answers them on a typed release
+        sides = [(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in member]
+        return _typed_cut(R, sides, None, None, proper, batch=True)
     observed = R.adjacency.membership_cut_counts(member)
     rows = size_s.astype(float) * size_t.astype(float)
-    est = count_estimate(np.asarray(observed, float), rows, R.channel)
-    return _proper_count(est, proper)
+    return _count(R, observed, rows, proper)
 
 
 @analytic
+@validate_params(proper=Boolean())
 def edges_within(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     """Estimate the number of edges with both ends in S.
 
@@ -239,4 +284,4 @@ def edges_within(R: Release, S: Iterable[Hashable], proper: bool = True) -> Esti
     pairs = pair_count(s.size, R.directed)
     if pairs == 0:
         raise ValueError("S needs at least 2 nodes to contain a vertex pair")
-    return _proper_count(count_estimate(R.adjacency.within_count(s), pairs, R.channel), proper)
+    return _count(R, R.adjacency.within_count(s), pairs, proper)

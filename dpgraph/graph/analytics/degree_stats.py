@@ -1,15 +1,20 @@
 """Degree moments, degree assortativity and the degree distribution.
+
+The degree distribution's kernel, fit and band live in :mod:`.degree_kernel`,
+:mod:`.degree_fit` and :mod:`.degree_band`.
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
 from ...core.estimate import BoundInterval, Estimate
 from ...core.estimators import Channel
-from .._memory import check_fits
+from ...validation import Integer, Interval, Optional, Options, validate_params
+from .._memory import available_memory
 from ..protocol import Release
 from ._shared import (
     Z95,
@@ -21,6 +26,7 @@ from ._shared import (
     check_proper,
 )
 from .counts import number_of_edges
+from .degree_kernel import DegreeKernel, kernel_bytes, kernel_rows
 
 
 def degree_moments(R: Release) -> dict:
@@ -110,15 +116,19 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
     """P[k, d] = P(released degree k | true degree d) for an n-node undirected release.
 
     The released degree of a node of true degree d is
-    Binomial(d, alpha) + Binomial(n - 1 - d, beta) (independent pairs); the
-    two pmfs are convolved by FFT in chunks of d.
+    Binomial(d, alpha) + Binomial(n - 1 - d, beta) (independent pairs).  Each
+    column is computed on its own window of released degrees (all but 1e-15
+    of each binomial, exact convolution) and is zero outside it, so the
+    work is (max_degree + 1) x window, not n x n; the returned matrix itself
+    has n rows.  :func:`degree_distribution` keeps only the rows inside the
+    windows.
 
     Parameters
     ----------
     n : int
-        Number of nodes.
+        Number of nodes (>= 2).
     channel : Channel
-        Binary release channel.
+        Binary release channel (``R.channel``).
     max_degree : int, optional
         Largest true degree in the support (default n - 1).
 
@@ -127,6 +137,14 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
     numpy.ndarray, shape (n, max_degree + 1)
         Columns sum to 1.
 
+    Raises
+    ------
+    ValueError
+        ``n`` < 2 or ``max_degree`` < 0.
+    MemoryError
+        The n x (max_degree + 1) matrix does not fit; the message gives the
+        largest ``max_degree`` that does.
+
     Examples
     --------
     >>> from dpgraph.core import Channel
@@ -134,69 +152,94 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
     >>> bool(np.allclose(P, np.eye(5)))
     True
     """
-    from scipy.stats import binom
-
+    n = int(n)
     if n < 2:
         raise ValueError(f"n must be >= 2, got {n}")
-    alpha, beta = channel.alpha, channel.beta
+    if max_degree is not None and int(max_degree) < 0:
+        raise ValueError(f"max_degree must be None or >= 0, got {max_degree}")
     dmax = n - 1 if max_degree is None else int(min(max_degree, n - 1))
-    check_fits(2 * n * (dmax + 1) * 8, f"the {n} x {dmax + 1} degree transition matrix")
-    L = 1 << int(np.ceil(np.log2(2 * n)))
-    k = np.arange(n)
-    P = np.empty((n, dmax + 1))
-    chunk = max(1, (1 << 22) // L)
-    for d0 in range(0, dmax + 1, chunk):
-        d = np.arange(d0, min(dmax + 1, d0 + chunk))[:, None]
-        a = binom.pmf(k[None, :], d, alpha)
-        b = binom.pmf(k[None, :], n - 1 - d, beta)
-        conv = np.fft.irfft(np.fft.rfft(a, L, axis=1) * np.fft.rfft(b, L, axis=1), L, axis=1)
-        block = np.clip(conv[:, :n], 0.0, None)
-        block /= block.sum(axis=1, keepdims=True)
-        P[:, d0 : d0 + d.shape[0]] = block.T
+    need = 8 * n * (dmax + 1) + kernel_bytes(n, channel.alpha, channel.beta, dmax)
+    avail = available_memory()
+    if need > max(avail, 64 << 20):
+        fit = max(0, int(avail // (16 * n)) - 1)
+        raise MemoryError(
+            f"the {n:,} x {dmax + 1:,} degree transition matrix needs {need / 2**30:,.2f} GiB "
+            f"but {avail / 2**30:,.2f} GiB is available; pass max_degree={fit:,} or less "
+            "(degree_distribution needs only the rows inside each column's window)")
+    K = DegreeKernel(n, channel.alpha, channel.beta, dmax, what="degree transition matrix")
+    P = np.zeros((n, dmax + 1))
+    P[K.y0 : K.y1 + 1] = K.pmf
     return P
 
 
 class DegreeDistribution(np.ndarray):
-    """A degree histogram h[d] (an array summing to 1) with its uncertainty band.
+    """A degree histogram h[d] (an array summing to 1) with its confidence band.
+
+    ``h[d]`` is the estimated fraction of nodes of degree d, d = 0 .. n - 1.
 
     Attributes
     ----------
     lower, upper : numpy.ndarray
-        Pointwise band: the smallest and largest h[d] over the models the
-        release does not reject at ``level`` (profile likelihood).  A wide
-        band says the release pins the shape down little.
+        Band on the histogram h[d]: simultaneous over all d (the truth lies
+        inside at every degree at once with probability about ``level``).
+        Derived from the tail band: h[d] = S(d) - S(d + 1).
+    ccdf_lower, ccdf_upper : numpy.ndarray
+        Band on the tail S(d) = P(degree >= d) (the complementary CDF),
+        simultaneous over all d: the smallest and largest tail of every
+        histogram in the release's ``level`` confidence set.
+    band : str
+        ``"simultaneous"`` (both bands above).
     method : str
-        "lognormal", "negbin" (fitted families) or "em" (nonparametric).
+        The ``method`` asked for: ``"auto"``, ``"lognormal"`` or ``"negbin"``.
     params : dict
-        Fitted parameters (family models) or {} (EM).
+        What the fit chose: ``model`` ("families" or "families x spline"), the
+        posterior weight of each family and minimum degree, the most likely
+        family member, the spline penalty and its held-out likelihood gain,
+        the support, and the band's threshold.
     level : float
         Level of the band.
     """
 
     lower: np.ndarray
     upper: np.ndarray
+    ccdf_lower: np.ndarray
+    ccdf_upper: np.ndarray
+    band: str
     method: str
     params: dict
     level: float
 
-    def __new__(
-        cls, h: np.ndarray, lower: np.ndarray, upper: np.ndarray, method: str, params: dict,
-        level: float,
-    ) -> DegreeDistribution:
+    def __new__(cls, h: np.ndarray, lower: np.ndarray, upper: np.ndarray, method: str,
+                params: dict, level: float, ccdf_lower: np.ndarray | None = None,
+                ccdf_upper: np.ndarray | None = None,
+                band: str = "simultaneous") -> DegreeDistribution:
         obj = np.asarray(h, dtype=float).view(cls)
         obj.lower, obj.upper = np.asarray(lower, float), np.asarray(upper, float)
-        obj.method, obj.params, obj.level = method, dict(params), float(level)
+        tail = _tail(np.asarray(h, float))
+        obj.ccdf_lower = tail if ccdf_lower is None else np.asarray(ccdf_lower, float)
+        obj.ccdf_upper = tail if ccdf_upper is None else np.asarray(ccdf_upper, float)
+        obj.method, obj.params, obj.level, obj.band = method, dict(params), float(level), band
         return obj
 
     def __array_finalize__(self, obj: Any) -> None:
         if obj is None:
             return
-        for a, default in (("lower", None), ("upper", None), ("method", ""), ("params", {}),
+        for a, default in (("lower", None), ("upper", None), ("ccdf_lower", None),
+                           ("ccdf_upper", None), ("band", ""), ("method", ""), ("params", {}),
                            ("level", float("nan"))):
             setattr(self, a, getattr(obj, a, default))
 
     def __reduce__(self):  # plain array on pickling: the band travels as attributes only here
         return (np.asarray, (np.asarray(self),))
+
+    def ccdf(self) -> np.ndarray:
+        """The estimated tail S(d) = P(degree >= d), d = 0 .. n - 1 (a plain array)."""
+        return _tail(np.asarray(self, float))
+
+
+def _tail(h: np.ndarray) -> np.ndarray:
+    """S(d) = sum_{k >= d} h(k)."""
+    return np.clip(np.cumsum(h[::-1])[::-1], 0.0, 1.0)
 
 
 def _support(R: Any) -> int:
@@ -204,135 +247,129 @@ def _support(R: Any) -> int:
     n = R.number_of_nodes()
     ch = R.channel
     obs = _observed_degrees(R)
-    v0, v1 = ch.entry_variances()
-    s = float(np.sqrt((n - 1) * max(v0, v1)))
     top = float(ch.debias(float(obs.max()), n - 1))
-    return int(min(n - 1, max(2, np.ceil(top + 6 * s + 3))))
+    return int(min(n - 1, max(2, np.ceil(top + 6 * _resolution(R) + 3))))
 
 
-def _transition(R: Any, dmax: int) -> np.ndarray:
-    cache = _cache(R)
-    key = ("degP", dmax)
-    if key not in cache:
-        cache[key] = degree_transition_matrix(R.number_of_nodes(), R.channel, max_degree=dmax)
-    return cache[key]
+def _resolution(R: Any) -> float:
+    """Standard deviation of one node's debiased degree (the deconvolution's resolution)."""
+    v0, v1 = R.channel.entry_variances()
+    return float(np.sqrt((R.number_of_nodes() - 1) * max(v0, v1)))
 
 
-def _family_pmfs(family: str, dmax: int, shapes: np.ndarray, locs: np.ndarray) -> np.ndarray:
-    """pmfs on 0..dmax (rows: every (shape, loc) of the grid), the last bin holding the tail."""
-    from scipy import stats
-
-    d = np.arange(dmax + 2, dtype=float)
-    S, M = np.meshgrid(shapes, locs, indexing="ij")
-    S, M = S.ravel()[:, None], M.ravel()[:, None]
-    if family == "lognormal":  # D = floor(X), log X ~ N(log median, sigma), X >= 1 (D >= 1)
-        cdf = np.zeros((S.shape[0], d.size))
-        F = stats.norm.cdf((np.log(d[1:]) - np.log(M)) / S)
-        cdf[:, 1:] = (F - F[:, :1]) / np.maximum(1 - F[:, :1], 1e-300)
-    elif family == "negbin":  # shape r, mean M
-        cdf = stats.nbinom.cdf(d - 1, S, S / (S + M))
-    else:  # pragma: no cover - validated by the caller
-        raise ValueError(family)
-    q = np.diff(cdf, axis=1)[:, : dmax + 1]
-    q[:, -1] += 1.0 - cdf[:, dmax + 1]
-    return np.clip(q, 0.0, None) / np.maximum(q.sum(axis=1, keepdims=True), 1e-300)
+_FIXED_BYTES = 96 << 20  # blocks of the convolution and of the band's simulation
 
 
-_FAMILY_DEFAULT = {"lognormal": 0.6, "negbin": 3.0}
-_FAMILY_GRIDS = {
-    "lognormal": np.geomspace(0.12, 2.5, 28),
-    "negbin": np.geomspace(0.3, 300.0, 28),
-}
+def _needed_bytes(n: int, alpha: float, beta: float, dmax: int) -> int:
+    """Memory of the kernel and its copies alive at once (binned rows, running sum, the
+    simulation's sorted array, transients: 5.5 copies measured), the quadrature and the
+    blocks."""
+    from .degree_fit import _COARSE
+
+    y0, y1 = kernel_rows(n, alpha, beta, dmax)
+    cols = dmax + 1
+    return (6 * 8 * (y1 - y0 + 1) * cols + 3 * 8 * _COARSE[0] * _COARSE[1] * cols
+            + 8 * 64 * n + _FIXED_BYTES)
 
 
-def _fit_family(R: Any, family: str, level: float):
-    from scipy.stats import chi2
+def _check_memory(R: Any, dmax: int, asked: int | None) -> None:
+    n, ch = R.number_of_nodes(), R.channel
+    need = _needed_bytes(n, ch.alpha, ch.beta, dmax)
+    avail = available_memory()
+    if need <= max(avail, 64 << 20):
+        return
+    lo, hi = 0, dmax
+    while lo < hi:  # largest support that fits
+        mid = (lo + hi + 1) // 2
+        if _needed_bytes(n, ch.alpha, ch.beta, mid) <= avail:
+            lo = mid
+        else:
+            hi = mid - 1
+    y0, y1 = kernel_rows(n, ch.alpha, ch.beta, dmax)
+    if lo >= 1:
+        hint = (f"pass max_degree={lo:,} (true degrees above it are treated as {lo:,}; the "
+                f"debiased released degrees of this release reach {_support(R):,})")
+    else:
+        hint = ("no support fits: free memory first (this release's degree counts, "
+                "R.degree() and R.number_of_edges(), need only O(n))")
+    raise MemoryError(
+        f"the degree distribution of this release needs {need / 2**30:,.2f} GiB "
+        f"({y1 - y0 + 1:,} released x {dmax + 1:,} true degrees) but {avail / 2**30:,.2f} GiB "
+        f"is available{'' if asked is None else f' (max_degree={asked:,})'}; {hint}")
 
-    n = R.number_of_nodes()
-    obs = _observed_degrees(R)
-    dmax = _support(R)
-    P = _transition(R, dmax)
-    ys, cy = np.unique(obs, return_counts=True)
-    Py = P[ys]
-    dh = np.asarray(R.channel.debias(obs.astype(float), n - 1))
-    top = max(float(np.quantile(dh, 0.999)), 2.0)
-    locs = np.geomspace(0.2, min(max(top, 3.0), dmax), 64)
-    shapes = _FAMILY_GRIDS[family]
-    Q = _family_pmfs(family, dmax, shapes, locs)
-    ll = np.log(np.maximum(Py @ Q.T, 1e-300)).T @ cy  # one log-likelihood per model
-    ok = 2 * (ll.max() - ll) <= chi2.ppf(level, 2)
-    # the shape is barely identified at small epsilon (the likelihood is flat in it):
-    # take the shape the release does not reject that is nearest the family's default
-    # (chosen on the graph zoo), then the most likely location for it
-    okshape = ok.reshape(shapes.size, locs.size).any(axis=1)
-    dist = np.where(okshape, np.abs(np.log(shapes / _FAMILY_DEFAULT[family])), np.inf)
-    si = int(np.argmin(dist))
-    best = si * locs.size + int(np.argmax(ll.reshape(shapes.size, locs.size)[si]))
-    params = {"shape": float(shapes[best // locs.size]), "loc": float(locs[best % locs.size]),
-              "loglik": float(ll[best])}
-    h = np.zeros(n)
-    lo, hi = np.zeros(n), np.zeros(n)
-    h[: dmax + 1] = Q[best]
-    lo[: dmax + 1] = Q[ok].min(axis=0)
-    hi[: dmax + 1] = Q[ok].max(axis=0)
-    return h, lo, hi, params
+
+_METHODS = ("auto", "lognormal", "negbin")
 
 
 @analytic
+@validate_params(method=Options(*_METHODS), level=Interval(numbers.Real, 0, 1, closed="neither"),
+                 max_degree=Optional(Integer(minimum=1)))
 def degree_distribution(
     R: Release,
-    method: str = "lognormal",
+    method: str = "auto",
     level: float = 0.95,
-    iterations: int = 300,
-    smoothing: float = 0.25,
-    tol: float = 1e-7,
+    max_degree: int | None = None,
 ) -> DegreeDistribution:
-    """Estimated degree histogram of the input graph, with an uncertainty band.
+    """Estimated degree histogram of the input graph, with a simultaneous confidence band.
 
     The released degree of a node of true degree d is
-    Binomial(d, alpha) + Binomial(n - 1 - d, beta)
-    (:func:`degree_transition_matrix`), so the released degrees are a sample
-    from the mixture sum_d h(d) P(. | d).  At small epsilon that noise (sd
-    about sqrt((n - 1) v), some 50 degrees at eps = 1 and n = 3,000) hides
-    the shape of a sparse graph's histogram: the data pin down its mean and
-    its heavy tail, little else.  So the default fits a two-parameter family
-    by maximum likelihood through the exact channel, and the band shows every
-    member of the family the release does not reject:
+    Binomial(d, alpha) + Binomial(n - 1 - d, beta), so the released degrees
+    are a sample from the mixture sum_d h(d) P(. | d).  At small epsilon
+    that noise (sd about sqrt((n - 1) v): some 50 degrees at eps = 1 and
+    n = 3,000) hides the shape of a sparse graph's histogram; at large
+    epsilon or on large graphs the release pins down more.  The method adapts:
 
-    ``method="lognormal"`` (default): D = floor(X), X log-normal; chosen on
-    the graph zoo (docs/analytics.md) as the family closest to the truth
-    over sparse and dense, heavy-tailed and homogeneous graphs.
-    ``method="negbin"``: negative binomial (shape r, mean mu).
-    ``method="em"``: nonparametric EM on the mixture weights with a light
-    smoothing step (EMS, weight ``smoothing``); the band is the fit itself
-    (no likelihood set).
+    ``method="auto"`` (default): the posterior mean over two-parameter
+    families (D = k0 + Z, Z log-normal-floor or negative binomial, minimum
+    degree k0; uniform prior over family and log-parameters, minimum degrees
+    above 1 a priori e^-5 as likely and only for the log-normal), times
+    exp(spline in log(1 + d)) with a penalty chosen by 5-fold held-out
+    likelihood (the spline is dropped where it does not improve the held-out
+    likelihood by more than one standard error).  ``"lognormal"``,
+    ``"negbin"``: the posterior mean within one family, no spline.  The
+    likelihood is that of the released degrees through the exact channel
+    (:mod:`~dpgraph.graph.analytics.degree_fit`).
 
-    The support is 0 .. (largest debiased released degree + 6 noise sd), so
-    the cost is one n x support transition matrix, not n x n.  Post-processing
-    of the release only.
+    The band (:mod:`~dpgraph.graph.analytics.degree_band`) does not depend on
+    the model: it is the range, over every histogram whose expected
+    released-degree distribution stays within a calibrated distance of the
+    observed one, of each tail P(D >= d) (``ccdf_lower``, ``ccdf_upper``) and
+    hence of each h[d] (``lower``, ``upper``).  Simultaneous over all d at
+    ``level``; the distance is calibrated on releases simulated from the fit
+    through the exact channel.  A wide band says how little the release pins
+    the shape down.
+
+    Memory is O((max_degree + 1) x released-degree window), never n x n (a
+    sparse release of 50,000 nodes: about 300 x 50,000 floats); it is
+    checked before anything is allocated.  Post-processing of the release only.
 
     Parameters
     ----------
-    R : PrivateGraph
-        Undirected release.
-    method : {"lognormal", "negbin", "em"}, default "lognormal"
+    R : Release
+        Undirected release (dense or sparse).
+    method : {"auto", "lognormal", "negbin"}, default "auto"
     level : float, default 0.95
-        Level of the band (profile-likelihood set: 2 (l_max - l) <= chi2_2(level)).
-    iterations, smoothing, tol
-        EM only: maximum iterations, smoothing weight in [0, 1), stopping
-        tolerance on the L1 change of h.
+        Level of the band, in (0, 1).
+    max_degree : int, optional
+        Largest true degree in the support (default: the largest debiased
+        released degree + 6 noise sd, at most n - 1).  Degrees above it are
+        treated as ``max_degree``.
 
     Returns
     -------
     DegreeDistribution, shape (n,)
         h[d] = estimated fraction of nodes with degree d (sums to 1), an
-        ndarray with ``lower``, ``upper``, ``method``, ``params``, ``level``.
+        ndarray with ``lower``, ``upper``, ``ccdf_lower``, ``ccdf_upper``,
+        ``band``, ``method``, ``params``, ``level``.
 
     Raises
     ------
     ValueError
-        Unknown ``method``, ``smoothing`` outside [0, 1), ``level`` outside
-        (0, 1), or a directed release.
+        Unknown ``method``, ``level`` outside (0, 1), ``max_degree`` < 1, or
+        a directed release.
+    MemoryError
+        Before allocating, when the kernel does not fit in the memory
+        available; the message gives the sizes and a ``max_degree`` that fits.
 
     Examples
     --------
@@ -341,37 +378,62 @@ def degree_distribution(
     >>> h = dpgraph.release(G, epsilon=3.0, seed=1).degree_distribution()
     >>> h.shape, round(float(h.sum()), 6), abs(float(h @ np.arange(200)) - 10) < 2
     ((200,), 1.0, True)
-    >>> bool(np.all(h.lower <= h) and np.all(h <= h.upper))
+    >>> bool(np.all(h.lower <= h) and np.all(h <= h.upper)), h.band
+    (True, 'simultaneous')
+    >>> bool(h.ccdf_lower[10] <= 1.0 <= h.ccdf_upper[10])  # truth: every node has degree 10
     True
     """
     _undirected(R, "degree_distribution")
-    if method not in ("lognormal", "negbin", "em"):
-        raise ValueError(f"method must be 'lognormal', 'negbin' or 'em', got {method!r}")
-    if not (0.0 <= smoothing < 1.0):
-        raise ValueError(f"smoothing must be in [0, 1), got {smoothing!r}")
-    if not (0.0 < level < 1.0):
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if method != "em":
-        h, lo, hi, params = _fit_family(R, method, level)
-        return DegreeDistribution(h, lo, hi, method, params, level)
+    level = float(level)
     n = R.number_of_nodes()
-    obs = _observed_degrees(R)
-    dmax = _support(R)
-    P = _transition(R, dmax)
-    ys, cy = np.unique(obs, return_counts=True)
-    Pn, cn = P[ys], cy / cy.sum()
-    h = np.full(dmax + 1, 1.0 / (dmax + 1))
-    for _ in range(int(iterations)):
-        mix = Pn @ h
-        h_new = h * (Pn.T @ (cn / np.maximum(mix, 1e-300)))
-        if smoothing > 0:
-            pad = np.concatenate([h_new[:1], h_new, h_new[-1:]])
-            h_new = (1 - smoothing) * h_new + smoothing * 0.5 * (pad[:-2] + pad[2:])
-        h_new /= h_new.sum()
-        done = np.abs(h_new - h).sum() < tol
-        h = h_new
-        if done:
-            break
-    out = np.zeros(n)
-    out[: dmax + 1] = h
-    return DegreeDistribution(out, out, out, "em", {}, level)
+    dmax = _support(R) if max_degree is None else int(min(max_degree, n - 1))
+    key = ("degree_distribution", method, level, dmax)
+    cache = _cache(R)
+    if key not in cache:
+        _check_memory(R, dmax, max_degree)
+        cache[key] = _estimate(R, method, level, dmax)
+    return _copy(cache[key])
+
+
+def _copy(h: DegreeDistribution) -> DegreeDistribution:
+    return DegreeDistribution(np.array(h), h.lower.copy(), h.upper.copy(), h.method,
+                              dict(h.params), h.level, h.ccdf_lower.copy(), h.ccdf_upper.copy(),
+                              h.band)
+
+
+def _estimate(R: Any, method: str, level: float, dmax: int) -> DegreeDistribution:
+    from .degree_band import tail_band
+    from .degree_fit import FAMILIES, binned, corrected, family_average
+
+    n, ch = R.number_of_nodes(), R.channel
+    y = _observed_degrees(R)
+    K = DegreeKernel(n, ch.alpha, ch.beta, dmax, rows=(int(y.min()), int(y.max())))
+    data = binned(K, y, _resolution(R))
+    debiased = np.asarray(ch.debias(y.astype(float), n - 1))
+    top = float(np.clip(np.quantile(debiased, 0.999), 3.0, max(dmax, 3)))
+    families = FAMILIES if method == "auto" else (method,)
+    h, summary = family_average(data, dmax, top, families)
+    params: dict = {"model": "families", "families": summary["family"],
+                    "min_degree": summary["min_degree"], "most_likely": summary["most_likely"],
+                    "support": dmax, "bin_width": data.width}
+    if method == "auto":
+        h, spline = corrected(data, h, _resolution(R))
+        params.update(spline_penalty=spline["penalty"], heldout_gain=spline["heldout_gain"])
+        if np.isfinite(spline["penalty"]):
+            params["model"] = "families x spline"
+    cdf = K.cdf()
+    lo_s, hi_s, info = tail_band(K, cdf, y, h, level, data.edges)
+    del cdf
+    S = np.append(_tail(h), 0.0)
+    inside = bool(np.all(S - lo_s >= -1e-9) and np.all(hi_s - S >= -1e-9))
+    lo_s, hi_s = np.minimum(lo_s, S), np.maximum(hi_s, S)  # the band always holds the estimate
+    lo_s[0] = hi_s[0] = 1.0
+    params.update(band_threshold=info["threshold"], band_widened=info["widened"],
+                  fit_in_band=inside)
+    lo_h = np.clip(lo_s[:-1] - hi_s[1:], 0.0, 1.0)
+    hi_h = np.clip(hi_s[:-1] - lo_s[1:], 0.0, 1.0)
+    out = np.zeros((5, n))
+    out[0, : dmax + 1] = h
+    out[1, : dmax + 1], out[2, : dmax + 1] = lo_h, hi_h
+    out[3, : dmax + 1], out[4, : dmax + 1] = lo_s[:-1], hi_s[:-1]
+    return DegreeDistribution(out[0], out[1], out[2], method, params, level, out[3], out[4])

@@ -2,34 +2,44 @@
 
 Products of debiased entries over distinct pairs are unbiased because the
 pairs are released independently; everything reduces to the released degrees
-and common-neighbour counts C = Y Y (see :func:`triangle_statistics`).
+and, per row, eight integer sums over the common-neighbour counts C = Y Y
+(see :func:`triangle_statistics`), counted without n x n floats by
+:mod:`.triangle_counting` (2-hop counting on the released CSR, or
+AND-popcount of packed rows).  Before the pass, :mod:`.triangle_planning`
+predicts its std, cost and the plausible range of the count, and answers at
+once, samples rows or refuses when the pass could not resolve anything or
+would exceed its budget.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
 from ...core.estimate import BoundInterval, Estimate
-from ...core.estimators import count_estimate
 from ..protocol import Release
+from ._clustering import ClusteringSets
 from ._shared import (
     Z95,
-    _block_rows,
     _cache,
-    _dense_release,
+    _check_seed,
     _entry_map,
-    _observed_degrees,
-    _released_pairs,
     _undirected,
     analytic,
     check_proper,
     finish,
     finish_ratio,
-    progress_range,
 )
+from ._triangle_terms import Constants, row_sums
+from .triangle_counting import REDUCTIONS, TriangleCounter
+from .triangle_planning import CostLimitError, TrianglePlan, _check_budget, triangle_plan
+
+__all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
+           "local_clustering",
+           "transitivity", "triangle_plan", "triangle_statistics", "triangles", "wedges"]
 
 
 @dataclass(frozen=True)
@@ -43,13 +53,23 @@ class TriangleStatistics:
         2-paths (wedges, i.e. sum_v C(deg v, 2)).
     var_triangles, var_wedges, cov : float
         Unbiased estimates of Var T^, Var W^ and Cov(T^, W^) (clipped at 0
-        for the variances).
+        for the variances); with sampled rows, Var T^ includes the sampling
+        variance.
     node_triangles, node_wedges : numpy.ndarray
-        Per-node unbiased estimates (triangles through v, C(deg v, 2)).
+        Per-node unbiased estimates (triangles through v, C(deg v, 2));
+        ``node_triangles`` is NaN at the rows a sampled pass did not count.
     node_linear : numpy.ndarray
         Per node i, sum over j of s_ij L^2_ij, the unbiased estimates of the
         linear Hoeffding terms of Var T^ over the pairs at i (twice the
-        linear term when summed over i).
+        linear term when summed over i); NaN where not counted.
+    path : str
+        How C was counted: ``"sparse"`` (2-hop counting on the released CSR),
+        ``"packed"`` (AND-popcount of packed rows) or ``"dense"`` (the n x n
+        reference).
+    rows : int or None
+        Number of rows of a sampled pass (None: every row).
+    seed : int or None
+        The seed of the public random sample of rows (None: every row).
     """
 
     triangles: float
@@ -60,23 +80,95 @@ class TriangleStatistics:
     node_triangles: np.ndarray
     node_wedges: np.ndarray
     node_linear: np.ndarray | None = None
+    path: str = "sparse"
+    rows: int | None = None
+    seed: int | None = None
 
 
-_USE_NUMBA = True  # tests switch it off to compare the numpy path
+@dataclass(frozen=True, eq=False)
+class PlannedEstimate(Estimate):
+    """An :class:`~dpgraph.core.Estimate` that also says how its triangle pass was planned.
+
+    ``plan`` is the :class:`~.triangle_planning.TrianglePlan` (mode, cost,
+    predicted std, plausible range, and a one-sentence ``reason``); the repr
+    says when the value comes from a sample of rows.
+    """
+
+    plan: TrianglePlan | None = field(default=None, kw_only=True, repr=False)
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        if self.plan is not None and self.plan.mode == "sampled" and self.plan.resolvable:
+            return f"{base[:-1]}, from {self.plan.rows:,} of {self.plan.n:,} rows sampled)"
+        return base
 
 
-def _compiled_kernel():
-    """The numba block kernel, or None (numba absent or switched off): numpy fallback."""
-    if not _USE_NUMBA:
-        return None
-    try:
-        from ._trikernel import block_terms
-    except ImportError:  # pragma: no cover - numba is optional
-        return None
-    return block_terms
+def _planned(est: Estimate, plan: TrianglePlan) -> PlannedEstimate:
+    kw = {f.name: getattr(est, f.name) for f in fields(Estimate) if f.init}
+    return PlannedEstimate(**kw, plan=plan)
 
 
-def triangle_statistics(R: Release, progress: bool | None = None) -> TriangleStatistics:
+def _at_once(lo: float, hi: float, low: float, high: float, proper: bool, plan: TrianglePlan,
+             reason: str | None = None) -> PlannedEstimate:
+    """Unresolved, known only to lie in [lo, hi]: the midpoint, that interval at every level."""
+    mid = 0.5 * (lo + hi)
+    return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(low, high), exact_std=False,
+                           proper=check_proper(proper), raw=mid,
+                           interval=BoundInterval(lo, 0.0, hi, 0.0),
+                           unresolved=reason or plan.reason, plan=plan)
+
+
+def _with_seed(plan: TrianglePlan, st: TriangleStatistics) -> TrianglePlan:
+    """The plan, its reason naming the seed of the rows a sampled pass drew."""
+    if st.rows is None or not plan.resolvable:
+        return plan
+    return replace(plan, reason=f"{plan.reason} (rows drawn with seed {st.seed})")
+
+
+def _constants(R: Any) -> Constants:
+    z0, z1 = _entry_map(R.channel)
+    v0, v1 = R.channel.entry_variances()
+    return Constants.of(R.number_of_nodes(), z0, z1, v0, v1)
+
+
+def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | None,
+                nsums: np.ndarray, k: Constants, path: str, seed: int | None) -> TriangleStatistics:
+    """Assemble the statistics from the reductions of ``rows`` (None: all) and every row's (N1, N2)."""
+    n = counter.n
+    d = counter.deg.astype(np.float64)
+    S1, S2 = float(d.sum()), float(np.sum(d * d))
+    linw = row_sums({"N1": nsums[:, 0], "N2": nsums[:, 1]}, d, S1, S2, k, ("linw",))["linw"]
+    D = (n - 1) * k.z0 + k.dl * d  # row sums of Z
+    Q = (n - 1) * k.u0 + k.eu * d  # row sums of U
+    node_w = 0.5 * (D * D - Q)
+    srow = (n - 1) * k.w0 + k.om * d  # row sums of S
+    s2row = (n - 1) * k.w0**2 + ((k.w0 + k.om) ** 2 - k.w0**2) * d  # row sums of S o S
+    var_w = max(0.5 * float(linw.sum()) + 0.5 * float(np.sum(srow * srow - s2row)), 0.0)
+    sel = np.arange(n) if rows is None else rows
+    t = row_sums({name: red[:, c] for c, name in enumerate(REDUCTIONS)}, d[sel], S1, S2, k,
+                 ("tri", "lin", "quad", "cub", "linc"))
+    x = t["tri"] / 6.0  # T^ = sum of x over all rows
+    v = 0.5 * t["lin"] + 0.5 * t["quad"] + t["cub"] / 6.0  # Var T^ = sum of v (Hoeffding terms)
+    cv = 0.5 * t["linc"] + 0.5 * t["quad"]  # Cov(T^, W^) = sum of cv
+    if rows is None:
+        T, var_t, cov = float(x.sum()), max(float(v.sum()), 0.0), float(cv.sum())
+    else:  # simple random sample of rows: expansion estimates plus the sampling variance
+        m = sel.size
+        scale = n / max(m, 1)
+        T, cov = scale * float(x.sum()), scale * float(cv.sum())
+        samp = n * n * (1 - m / n) / m * float(np.var(x, ddof=1)) if m > 1 else 0.0
+        var_t = max(scale * float(v.sum()), 0.0) + samp
+    node_t = np.full(n, np.nan)
+    node_lin = np.full(n, np.nan)
+    node_t[sel] = 0.5 * t["tri"]
+    node_lin[sel] = t["lin"]
+    return TriangleStatistics(T, float(node_w.sum()), var_t, var_w, cov, node_t, node_w, node_lin,
+                              path=path, rows=None if rows is None else int(sel.size), seed=seed)
+
+
+def triangle_statistics(R: Release, progress: bool | None = None, *,
+                        budget_seconds: float = 30.0, max_memory: int | None = None,
+                        sample: bool = True, seed: int | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
     Let Z = z0 + delta Y off the diagonal (delta = z1 - z0), U = Z o Z and
@@ -89,117 +181,132 @@ def triangle_statistics(R: Release, progress: bool | None = None) -> TriangleSta
     Variance of T^ (Hoeffding decomposition; every term unbiased):
     linear  sum_{i<j} S_ij L^2_ij  with L^2 = (Z^2)^2 - U^2 + Z^2 estimating the
     squared number of common neighbours; quadratic sum_{j<k} Z_jk (S^2)_jk;
-    cubic trace(S^3) / 6.  Var W^ and Cov(T^, W^) likewise.  Cost: one n x n
-    x n float32 product, in row blocks; memory about 3 n^2 float32.
+    cubic trace(S^3) / 6.  Var W^ and Cov(T^, W^) likewise.  Summed over j,
+    each row's terms are closed forms in eight integer sums of C over the row
+    and over the row's released neighbours (:mod:`._triangle_terms`), counted
+    by 2-hop counting on the released CSR or by AND-popcount of packed rows
+    (:mod:`.triangle_counting`), whichever the cost model finds cheaper:
+    memory O(n + released edges) or the size of the release, never n x n
+    floats.  The wedge terms need only the degrees and neighbour degree sums.
+
+    When counting every row exceeds ``budget_seconds`` or ``max_memory``, a
+    simple random sample of rows is counted instead (``sample=True``): the
+    estimates stay unbiased and ``var_triangles`` includes the sampling
+    variance (see :mod:`.triangle_planning`).  The result is cached per
+    release (a sampled one per ``seed``).
 
     Parameters
     ----------
     progress : bool or None, default None
-        Show a progress bar (tqdm) over the row blocks; None shows it for
+        Show a progress bar (tqdm) over the pass; None shows it for
         releases of 5,000 nodes or more when the error stream is a terminal.
+    budget_seconds : float, default 30
+        Predicted wall-clock seconds the pass may take.
+    max_memory : int or None, default None
+        Bytes the pass may allocate; None: half the memory available now.
+    sample : bool, default True
+        Over budget, count a random sample of rows (True) or refuse (False).
+    seed : int or None, default None
+        Seed of the row sample (public randomness; None draws fresh entropy,
+        reported in ``seed``).
 
     Raises
     ------
     ValueError
         For a directed release.
-    MemoryError
-        When the dense n x n release does not fit (the message gives the size).
+    CostLimitError
+        Over budget with ``sample=False``, or when not even a sample fits.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> G = nx.karate_club_graph()
     >>> st = triangle_statistics(dpgraph.release(G, epsilon=4.0, seed=0))
-    >>> round(st.var_triangles ** 0.5) > 0
-    True
+    >>> round(st.var_triangles ** 0.5) > 0, st.rows is None
+    (True, True)
     """
     _undirected(R, "triangle counting")
+    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    return _computed(R, plan, counter, progress, seed)
+
+
+def _plan(R: Any, budget_seconds: Any, max_memory: Any, sample: Any
+          ) -> tuple[TrianglePlan, TriangleCounter | None]:
+    """The plan for these arguments, decided once per release (the counter that measured it)."""
+    _check_budget(budget_seconds, max_memory)
+    if not isinstance(sample, bool):
+        raise TypeError(f"sample must be True or False, got {type(sample).__name__}")
+    cache = _cache(R)
+    key = ("tri-plan", float(budget_seconds), max_memory, sample)
+    if key in cache:
+        return cache[key], None
+    counter = TriangleCounter(R)
+    done = "tri" in cache
+    plan = triangle_plan(R, budget_seconds, max_memory, sample, counter, calibrate=not done)
+    if done:  # every row was counted before: nothing left to decide
+        plan = replace(plan, mode="full", resolvable=plan.std_full <= plan.plausible_max,
+                       std=plan.std_full, cost=plan.full, rows=None,
+                       reason="every row counted (earlier, for this release)")
+    cache[key] = plan
+    return plan, counter
+
+
+def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progress: Any,
+              seed: Any) -> TriangleStatistics:
+    """The statistics the plan calls for (cached per release; a sampled pass per seed)."""
     cache = _cache(R)
     if "tri" in cache:
         return cache["tri"]
-    n = R.number_of_nodes()
-    z0, z1 = _entry_map(R.channel)
-    dl = z1 - z0
-    u0, eps_u = z0 * z0, z1 * z1 - z0 * z0
-    v0, v1 = R.channel.entry_variances()
-    gam = v1 - v0
-    w0, om = v0 + gam * z0, gam * dl
-    Y = _dense_release(R)
-    deg = Y.sum(axis=1, dtype=np.float64)
-    D = (n - 1) * z0 + dl * deg  # row sums of Z
-    Q = (n - 1) * u0 + eps_u * deg  # row sums of U
-    tri = lin_t = quad_t = cub_t = lin_w = lin_c = 0.0
-    node_t = np.zeros(n)
-    node_lin = np.zeros(n)
-    b = _block_rows(n)
-    kernel = _compiled_kernel()
-    for i0 in progress_range(0, n, b, progress, n, "triangles"):
-        i1 = min(n, i0 + b)
-        if kernel is not None:  # one compiled pass over the block
-            terms = kernel(Y[i0:i1] @ Y, Y[i0:i1], i0, deg, D, Q, n, z0, dl, u0, eps_u, w0, om,
-                           node_t, node_lin)
-            tri, lin_t, quad_t, cub_t, lin_w, lin_c = (
-                a + t for a, t in zip((tri, lin_t, quad_t, cub_t, lin_w, lin_c), terms))
-            continue
-        C = (Y[i0:i1] @ Y).astype(np.float64)
-        Yb = Y[i0:i1].astype(np.float64)
-        off = np.ones_like(Yb, dtype=bool)
-        off[np.arange(i1 - i0), np.arange(i0, i1)] = False
-        di = deg[i0:i1, None]
-        dj = deg[None, :]
-        ai = di - Yb  # sum_{k != i, j} Y_ik
-        aj = dj - Yb  # sum_{k != i, j} Y_kj
-        Z = np.where(off, z0 + dl * Yb, 0.0)
-        U = np.where(off, u0 + eps_u * Yb, 0.0)
-        Sv = np.where(off, w0 + om * Yb, 0.0)
-        Z2 = np.where(off, (n - 2) * z0 * z0 + z0 * dl * (ai + aj) + dl * dl * C, 0.0)
-        U2 = (n - 2) * u0 * u0 + u0 * eps_u * (ai + aj) + eps_u * eps_u * C
-        UZ = (n - 2) * u0 * z0 + u0 * dl * aj + eps_u * z0 * ai + eps_u * dl * C
-        ZU = (n - 2) * z0 * u0 + z0 * eps_u * aj + dl * u0 * ai + dl * eps_u * C
-        S2 = (n - 2) * w0 * w0 + w0 * om * (ai + aj) + om * om * C
-        ZZ = Z2 * Z
-        tri += ZZ.sum()
-        node_t[i0:i1] = 0.5 * ZZ.sum(axis=1)
-        L2 = Z2 * Z2 - U2 + Z2
-        SL = (Sv * L2).sum(axis=1)
-        node_lin[i0:i1] = SL
-        lin_t += SL.sum()
-        quad_t += (Z * S2).sum()
-        cub_t += (S2 * Sv).sum()
-        Di = D[i0:i1, None] - Z
-        Dj = D[None, :] - Z
-        Qi = Q[i0:i1, None] - U
-        Qj = Q[None, :] - U
-        M2 = (Di + Dj) ** 2 - (Qi - Di) - (Qj - Dj)
-        lin_w += (Sv * M2).sum()
-        LM = Z2 * (Di + Dj) - UZ - ZU + 2 * Z2
-        lin_c += (Sv * LM).sum()
-    T = tri / 6.0
-    node_w = 0.5 * (D * D - Q)
-    W = float(node_w.sum())
-    # pairs i<j are half the ordered off-diagonal sums
-    lin_t, quad_t, lin_w, lin_c = lin_t / 2, quad_t / 2, lin_w / 2, lin_c / 2
-    cub_t = cub_t / 6.0
-    srow = (n - 1) * w0 + om * deg  # row sums of S
-    s2row = (n - 1) * w0 * w0 + ((w0 + om) ** 2 - w0 * w0) * deg  # row sums of S o S
-    quad_w = 0.5 * float(np.sum(srow * srow - s2row))
-    var_t = max(lin_t + quad_t + cub_t, 0.0)
-    var_w = max(lin_w + quad_w, 0.0)
-    cov = lin_c + quad_t
-    out = TriangleStatistics(float(T), W, float(var_t), float(var_w), float(cov), node_t, node_w,
-                             node_lin)
-    cache["tri"] = out
-    return out
+    if plan.mode == "refused":
+        raise CostLimitError(plan.reason)
+    if seed is not None:
+        seed = _check_seed(seed)
+    counter = TriangleCounter(R) if counter is None else counter
+    k = _constants(R)
+    path = plan.cost.path
+    if plan.mode == "full":
+        red = counter.reductions(path, None, progress)
+        counter.release_inputs()
+        st = _statistics(counter, red, None, red[:, 6:], k, path, None)
+        cache["tri"] = st
+        cache["tri-red"] = red
+        return st
+    key = ("tri-sampled", plan.rows, seed)
+    if seed is None and "tri-sampled" in cache:
+        return cache["tri-sampled"]
+    if key not in cache:
+        s = int(np.random.SeedSequence().entropy) if seed is None else seed
+        rows = np.sort(np.random.default_rng(s).choice(counter.n, size=plan.rows, replace=False))
+        red = counter.reductions(path, rows, progress)
+        nsums = counter.neighbour_sums()
+        counter.release_inputs()
+        cache[key] = _statistics(counter, red, rows, nsums, k, path, s)
+        if seed is None:
+            cache["tri-sampled"] = cache[key]
+    return cache[key]
 
 
 @analytic
-def triangles(R: Release, proper: bool = True,
-              progress: bool | None = None) -> Estimate:
+def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
+              budget_seconds: float = 30.0, max_memory: int | None = None, sample: bool = True,
+              seed: int | None = None) -> Estimate:
     """Estimate of the number of triangles, unbiased for every input graph.
 
     T^ = sum over vertex triples of the product of the three debiased
     entries.  ``std`` is the square root of an unbiased estimate of the exact
     variance (``exact_std=False``); see :func:`triangle_statistics`.
+
+    Before counting, :func:`triangle_plan` predicts the std of the full
+    computation, its cost, and the largest count the graph can plausibly
+    have ((2m)^{3/2} / 6 at an upper confidence bound of the edge count m).
+    Where the std exceeds that range the answer comes at once, unresolved:
+    the midpoint of [0, max], that interval as ``ci()``.  Where the full
+    count exceeds the budget, a random sample of rows is counted (unbiased,
+    larger std), or with ``sample=False`` :class:`CostLimitError` is raised
+    with the cost and the smallest count the full computation could resolve.
+    The result's ``plan`` says which happened and holds the numbers (its
+    repr says when rows were sampled); ``reason`` says why an answer is not
+    resolved.
 
     Parameters
     ----------
@@ -208,21 +315,35 @@ def triangles(R: Release, proper: bool = True,
         count, clipped); False returns the unbiased count.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
+    budget_seconds, max_memory, sample, seed
+        As in :func:`triangle_statistics`.
 
     Returns
     -------
-    Estimate
-        The triangle count (unbiased, or projected), with an estimated std.
+    PlannedEstimate
+        The triangle count (unbiased, or projected), with an estimated std
+        and the ``plan``.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
     >>> G = nx.karate_club_graph()
     >>> t = dpgraph.release(G, epsilon=4.0, seed=0).triangles()
-    >>> abs(t.value - 45) < 4 * t.std
-    True
+    >>> abs(t.value - 45) < 4 * t.std, t.reason is None
+    (True, True)
+    >>> dpgraph.release(G, epsilon=0.1, seed=0).triangles().plan.mode
+    'full'
     """
-    return _motif_count(R, "triangles", 6, proper, progress)
+    _undirected(R, "triangle counting")
+    n = R.number_of_nodes()
+    feasible = (0.0, n * (n - 1) * (n - 2) / 6)
+    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    if not plan.resolvable:
+        return _at_once(0.0, plan.plausible_max, *feasible, proper, plan)
+    st = _computed(R, plan, counter, progress, seed)
+    est = PlannedEstimate(st.triangles, float(np.sqrt(st.var_triangles)), exact_std=False,
+                          feasible_range=feasible, plan=_with_seed(plan, st))
+    return finish(est, proper, step=1.0)
 
 
 @analytic
@@ -230,15 +351,18 @@ def wedges(R: Release, proper: bool = True,
            progress: bool | None = None) -> Estimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
 
-    Counted in the same pass as :func:`triangles` (see
-    :func:`triangle_statistics`); ``std`` is likewise estimated from the release.
+    W^ = sum_v (D_v^2 - Q_v) / 2 with D_v, Q_v the row sums of Z and Z o Z: a
+    function of the released degrees only; its variance needs the sums of the
+    neighbours' released degrees (one pass over the released edges, no
+    triangle counting).  ``std`` is estimated from the release.
 
     Parameters
     ----------
     proper : bool, default True
         Project the value onto [0, n C(n - 1, 2)]; False returns the unbiased count.
     progress : bool or None, default None
-        As in :func:`triangles`.
+        Unused (the pass is linear in the released edges); kept for symmetry
+        with :func:`triangles`.
 
     Returns
     -------
@@ -254,26 +378,34 @@ def wedges(R: Release, proper: bool = True,
     >>> abs(w.value - truth) < 4 * w.std
     True
     """
-    return _motif_count(R, "wedges", 2, proper, progress)
-
-
-def _motif_count(R: Release, name: str, divisor: int, proper: bool,
-                 progress: bool | None) -> Estimate:
-    """Count ``name`` of :class:`TriangleStatistics` with its estimated std.
-
-    The feasible range is [0, n (n - 1) (n - 2) / divisor]: 6 for triangles
-    (C(n, 3)), 2 for wedges (n C(n - 1, 2)).
-    """
-    st = triangle_statistics(R, progress)
+    _undirected(R, "wedge counting")
+    W, var_w = _wedge_statistics(R)
     n = R.number_of_nodes()
-    est = Estimate(getattr(st, name), float(np.sqrt(getattr(st, "var_" + name))),
-                   exact_std=False, feasible_range=(0.0, n * (n - 1) * (n - 2) / divisor))
+    est = Estimate(W, float(np.sqrt(var_w)), exact_std=False,
+                   feasible_range=(0.0, n * (n - 1) * (n - 2) / 2))
     return finish(est, proper, step=1.0)
 
 
+def _wedge_statistics(R: Any) -> tuple[float, float]:
+    """(W^, Var^ W^) from the degrees and neighbour degree sums (cached; no triangle pass)."""
+    cache = _cache(R)
+    if "tri" in cache:
+        return cache["tri"].wedges, cache["tri"].var_wedges
+    if "wedges" not in cache:
+        counter = TriangleCounter(R)
+        nsums = counter.neighbour_sums()
+        counter.release_inputs()
+        empty = np.zeros((0, 8), dtype=np.int64)
+        st = _statistics(counter, empty, np.zeros(0, dtype=np.int64), nsums, _constants(R),
+                         "sparse", None)
+        cache["wedges"] = (st.wedges, st.var_wedges)
+    return cache["wedges"]
+
+
 @analytic
-def transitivity(R: Release, proper: bool = True,
-                 progress: bool | None = None) -> Estimate:
+def transitivity(R: Release, proper: bool = True, progress: bool | None = None, *,
+                 budget_seconds: float = 30.0, max_memory: int | None = None,
+                 sample: bool = True, seed: int | None = None) -> Estimate:
     """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
     3T^ and W^ are unbiased and jointly normal (sums over many independent
@@ -283,7 +415,10 @@ def transitivity(R: Release, proper: bool = True,
     [0, 1] it does not reject (Fieller), exact in the normal limit whatever
     the size of W^ (where the delta method fails: small or noisy
     denominators).  When W^ is not significantly positive the interval is
-    the whole of [0, 1] and ``resolved`` is False.
+    the whole of [0, 1] and ``resolved`` is False.  The triangle count is
+    planned as in :func:`triangles`: where it cannot be resolved the answer
+    comes at once, unresolved, with the interval [0, min(1, 3 T+ / W-)]
+    (T+ the plausible maximum, W- the lower end of W's 95% interval).
 
     Parameters
     ----------
@@ -292,6 +427,8 @@ def transitivity(R: Release, proper: bool = True,
         False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
+    budget_seconds, max_memory, sample, seed
+        As in :func:`triangle_statistics`.
 
     Returns
     -------
@@ -307,18 +444,29 @@ def transitivity(R: Release, proper: bool = True,
     >>> 0 <= lo <= t.value <= hi <= 1
     True
     """
-    st = triangle_statistics(R, progress)
-    return finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
-                        3.0 * st.cov, proper, 0.0, 1.0)
+    _undirected(R, "triangle counting")
+    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    if not plan.resolvable:
+        W, var_w = _wedge_statistics(R)
+        w_lo = W - Z95 * np.sqrt(var_w)
+        hi = 1.0 if w_lo <= 0 else float(min(1.0, 3 * plan.plausible_max / w_lo))
+        return _at_once(0.0, hi, 0.0, 1.0, proper, plan)
+    st = _computed(R, plan, counter, progress, seed)
+    est = finish_ratio(3.0 * st.triangles, st.wedges, 9.0 * st.var_triangles, st.var_wedges,
+                       3.0 * st.cov, proper, 0.0, 1.0)
+    return _planned(est, _with_seed(plan, st))
 
 
-def local_clustering(R: Release) -> np.ndarray:
+def local_clustering(R: Release, *, budget_seconds: float = 30.0,
+                     max_memory: int | None = None) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
     t^_v / w^_v with per-node unbiased triangle and wedge estimates, clipped to
     [0, 1] (0 where w^_v < 1).  Each coefficient is a ratio of two noisy sums
     over about n^2/2 and n pairs, so at small epsilon individual values are
-    dominated by noise; use it for distributions only with care.
+    dominated by noise; use it for distributions only with care.  Every row
+    is counted: over budget, :class:`CostLimitError` is raised (a sample of
+    rows would leave most nodes without a value).
 
     Examples
     --------
@@ -327,92 +475,81 @@ def local_clustering(R: Release) -> np.ndarray:
     >>> c.shape, bool(((0 <= c) & (c <= 1)).all())
     ((34,), True)
     """
-    st = triangle_statistics(R)
+    _undirected(R, "local clustering")
+    plan, counter = _plan(R, budget_seconds, max_memory, False)
+    st = _computed(R, plan, counter, None, None)
     w = st.node_wedges
     c = np.where(w >= 1.0, st.node_triangles / np.maximum(w, 1.0), 0.0)
     return np.clip(c, 0.0, 1.0)
 
 
-def _weighted_triangle_variance(R: Any, st: TriangleStatistics, w: np.ndarray) -> float:
-    """Variance bound of sum_v w_v t^_v (weights fixed), from its Hoeffding terms.
+class _LevelSets:
+    """The interval rule of :func:`average_clustering`: the sets at the level of ``z`` (cached)."""
 
-    sum_v w_v t^_v = sum_{i<j<k} a_ijk Z_ij Z_jk Z_ik with a_ijk = w_i + w_j + w_k.
-    Cubic term: vmax^3 sum a^2 (closed form in the power sums of w);
-    quadratic: vmax^2 sum_{j<k} x_jk sum_{i != j,k} a_ijk^2, x replaced by the
-    debiased Z (unbiased); linear: sum_{i<j} s_ij (sum_k a_ijk x_ik x_jk)^2,
-    bounded through the per-node sums of s_ij L^2_ij with
-    (w_i + w_j + wbar)^2 <= 2 w_i^2 + 2 w_j^2 + wbar^2 + 2 wbar (w_i + w_j).
-    vmax = max(v0, v1) (exact for randomized response, an upper bound otherwise).
-    """
-    n = R.number_of_nodes()
-    v0, v1 = R.channel.entry_variances()
-    vmax = max(v0, v1)
-    p1, p2 = float(w.sum()), float(np.sum(w * w))
-    e2 = 0.5 * (p1 * p1 - p2)
-    cubic = vmax**3 * ((n - 1) * (n - 2) / 2 * p2 + 2 * (n - 2) * e2)
-    # f(j, k) = sum_{i != j, k} (w_i + w_j + w_k)^2
-    #         = p2 - w_j^2 - w_k^2 + 2 p1 b + (n - 4) b^2,  b = w_j + w_k
+    def __init__(self, sets: ClusteringSets) -> None:
+        self.sets = sets
+        self.done: dict = {}
 
-    def f(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        s = a + b
-        return p2 - a * a - b * b + 2 * p1 * s + (n - 4) * s * s
-
-    full = n * n * p2 - 2 * n * p2 + 4 * n * p1 * p1 + (n - 4) * (2 * n * p2 + 2 * p1 * p1)
-    diag = float(np.sum(f(w, w)))
-    all_pairs = 0.5 * (full - diag)
-    z0, z1 = _entry_map(R.channel)
-    r, c = _released_pairs(R)
-    quad = vmax**2 * max(z0 * all_pairs + (z1 - z0) * float(np.sum(f(w[r], w[c]))), 0.0)
-    lam = np.maximum(st.node_linear, 0.0)
-    wbar = p1 / n
-    lin = 2 * float(np.sum(w * w * lam)) + 2 * wbar * float(np.sum(w * lam)) \
-        + 0.5 * wbar * wbar * float(lam.sum())
-    return float(cubic + quad + lin)
-
-
-def _pair_weights(d: np.ndarray) -> np.ndarray:
-    """1 / C(d, 2) for d >= 2, else 0."""
-    d = np.asarray(d, dtype=float)
-    return np.where(d >= 2, 2.0 / np.maximum(d * (d - 1), 2.0), 0.0)
+    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
+        level = float(2 * ndtr(z) - 1)
+        key = round(level, 12)
+        if key not in self.done:
+            self.done[key] = self.sets.interval(level)
+        lo, hi = self.done[key]
+        return float(np.clip(lo, low, high)), float(np.clip(hi, low, high))
 
 
 @analytic
-def average_clustering(R: Release, proper: bool = True,
-                       progress: bool | None = None) -> Estimate:
-    """Average local clustering (networkx's: nodes of degree < 2 count as 0), with bounds.
+def average_clustering(R: Release, proper: bool = True, progress: bool | None = None, *,
+                       budget_seconds: float = 30.0, max_memory: int | None = None
+                       ) -> Estimate:
+    """Average local clustering (networkx's: nodes of degree < 2 count as 0), with its interval.
 
     C = (1/n) sum_v t_v / C(d_v, 2).  The per-node triangle counts t_v have
-    unbiased estimates t^_v, but the denominators depend on the unknown
-    degrees, which the release pins down only to within about
-    +- 2 sqrt((n - 1) v) (v the entry variance): at small epsilon a node of
-    degree 3 cannot be told from one of degree 30, and C is not identified
-    by the release.  The interval is therefore a bound: with each degree
-    inside its own 95% interval [d-_v, d+_v],
+    unbiased estimates, but the denominators need the degrees, which the
+    release pins down only to within about +- 2 sqrt((n - 1) v) (v the entry
+    variance): at small epsilon a node of degree 3 cannot be told from one of
+    degree 30, and C is identified only as far as the release resolves how
+    the triangles are spread over the degrees.  The interval at level
+    1 - a is the intersection of two sets of level 1 - a/2 each (see
+    :mod:`._clustering`):
 
-        L = (1/n) sum_v t_v / C(d+_v, 2)  <=  C  <=  U = (1/n) sum_v t_v / C(max(d-_v, 2), 2),
+    * a per-node bound, every degree inside its own interval; narrow where
+      each degree is resolved (dense graphs);
+    * the identified set of two linear programs over the number of nodes and
+      of triangles at each degree, constrained by unbiased estimates of the
+      released-degree distribution, of the triangle mass by released degree
+      (each triangle's own pairs left out, so the estimate is exactly
+      unbiased) and of the triangle, wedge and edge totals, each within its
+      Bonferroni margin; narrow where the degrees are resolved in aggregate
+      (sparse graphs of homogeneous degree at large epsilon).
 
-    and both are linear in the t_v, estimated without bias with a variance
-    bound (:func:`_weighted_triangle_variance`); the interval is
-    [L^ - 1.96 sd(L^), U^ + 1.96 sd(U^)] within [0, 1].  It is conservative
-    (coverage above 95% where the degrees are uncertain) and is the whole
-    of [0, 1] (``resolved`` False) where the release cannot resolve C.
-    With ``proper`` the value is the interval's midpoint (of all points of a
-    set the statistic is only known to lie in, the one with the smallest
-    worst-case error); ``raw`` is the plug-in (1/n) sum_v t^_v / C(round(d^_v), 2),
-    biased upwards where the degrees are noisy.  Prefer :func:`transitivity` as a
-    global clustering number: it is identified and has an exact pivot.
+    Both contain C with at least their level whatever the graph, so the
+    interval is conservative: it contains every value the release cannot
+    rule out.  The value is its midpoint (of all points of a set the
+    statistic is only known to lie in, the one with the smallest worst-case
+    error); ``resolved`` is True when the 95% interval excludes 0 and its
+    half-width is at most half the value, and ``reason`` says why not
+    otherwise.  Every row of the triangle pass is needed: over budget the
+    answer is [0, 1] at once, unresolved, with the cost as the reason.
+    Prefer :func:`transitivity` as a global clustering number: it is
+    identified and has an exact pivot.
 
     Parameters
     ----------
     proper : bool, default True
-        The interval's midpoint as the value; False returns the plug-in itself.
+        Kept for symmetry with the other analytics; the value is the
+        interval's midpoint either way.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
+    budget_seconds, max_memory
+        Budget of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
     -------
     Estimate
-        ``ci()`` is the bound above (at level 0.95 only); ``std`` its half-width / 1.96.
+        ``ci(level)`` the interval above at that level (computed on demand);
+        ``std`` its 95% half-width / 1.96; ``reason`` and ``plan``.
 
     Examples
     --------
@@ -423,24 +560,19 @@ def average_clustering(R: Release, proper: bool = True,
     True
     """
     proper = check_proper(proper)
-    st = triangle_statistics(R, progress)
-    n = R.number_of_nodes()
-    deg = count_estimate(_observed_degrees(R).astype(float), np.full(n, float(n - 1)), R.channel)
-    d_hat = np.asarray(deg.value, dtype=float)
-    half = Z95 * np.asarray(deg.std, dtype=float)
-    d_lo = np.clip(np.ceil(d_hat - half), 0, n - 1)
-    d_hi = np.clip(np.floor(d_hat + half), 0, n - 1)
-    w_lo = _pair_weights(d_hi)
-    w_hi = np.where(d_hi >= 2, _pair_weights(np.maximum(d_lo, 2)), 0.0)
-    t = st.node_triangles
-    L = float(w_lo @ t) / n
-    U = float(w_hi @ t) / n
-    sL = np.sqrt(_weighted_triangle_variance(R, st, w_lo)) / n
-    sU = np.sqrt(_weighted_triangle_variance(R, st, w_hi)) / n
-    rule = BoundInterval(L, sL, U, sU)
+    _undirected(R, "average clustering")
+    plan, counter = _plan(R, budget_seconds, max_memory, False)
+    if plan.mode != "full":
+        why = f"average clustering needs every row of the triangle pass: {plan.reason}"
+        return _at_once(0.0, 1.0, 0.0, 1.0, proper, plan, why)
+    st = _computed(R, plan, counter, progress, None)
+    cache = _cache(R)
+    if "clustering" not in cache:
+        counter = TriangleCounter(R)
+        cache["clustering"] = ClusteringSets(R, st, cache["tri-red"], counter)
+        counter.release_inputs()
+    rule = _LevelSets(cache["clustering"])
     lo, hi = rule(Z95, 0.0, 1.0)
-    raw = float(_pair_weights(np.round(np.clip(d_hat, 0, n - 1))) @ t) / n
-    std = (hi - lo) / (2 * Z95)
-    value = 0.5 * (lo + hi) if proper else raw  # the midpoint minimises the worst-case error
-    return Estimate(value, std, exact_std=False, feasible_range=(0.0, 1.0), proper=proper,
-                    raw=raw, interval=rule)
+    mid = 0.5 * (lo + hi)  # of a set the statistic is only known to lie in, the minimax point
+    return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(0.0, 1.0), exact_std=False,
+                           proper=proper, raw=mid, interval=rule, plan=plan)

@@ -14,8 +14,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from .._memory import Alternative, check_call_fits, gib, sparse_release_alternative
-from ..convert import blocks_to_networkx, csr_bytes, edge_blocks, networkx_bytes
+from .._memory import Alternative, check_call_fits, gib, release_kind, sparse_release_alternative
+from ..convert import blocks_to_networkx, edge_blocks, networkx_bytes
 from ..encoding import pair_from_index, pair_index
 from ..protocol import Release
 from ._shared import (
@@ -151,10 +151,12 @@ def synthesize(
 
 
 def _spectral_bytes(R: Any, cap: int) -> int:
-    """Memory of the spectral prior as :mod:`.spectral` computes it now: the released
-    adjacency as a scipy CSR (int8), its float64 copy, and the Lanczos vectors."""
-    n, m = R.number_of_nodes(), R.number_of_released_edges()
-    return csr_bytes(n, m, False) + 2 * m * 12 + 8 * (n + 1) + 8 * n * (2 * cap + 12)
+    """Memory of the spectral prior as :mod:`.spectral` computes it: about six blocks of
+    n x (cap + 8) floats for the filtered subspace iteration, and for a sparse release the
+    float copy of its CSR that each product builds."""
+    n = R.number_of_nodes()
+    extra = 8 * R.number_of_released_edges() if release_kind(R) == "sparse" else 0
+    return 6 * 8 * n * min(n, cap + 8) + extra
 
 
 def _check_synthesis_fits(R: Any, m_hat: int, budget: int, cap: int) -> None:

@@ -17,10 +17,11 @@ Tiles below the diagonal of an undirected release hold no pairs and are never
 written.  Queries (edge counts, degrees, batches of cuts) are Dask reductions
 over the tiles; a batch of Q cuts reads each tile once and answers all Q.
 
-Modules: :mod:`.input` (the public vertex set and edges), :mod:`.tiles` (the
-grid, streams and tile sampler), :mod:`.storage` (the store location),
+Modules: :mod:`.edges` (the public vertex set and the edges as pair keys,
+from any input of :mod:`dpgraph.graph.inputs`), :mod:`.tiles` (the grid,
+streams and tile sampler), :mod:`.location` (the store location),
 :mod:`.sizing` (disk and memory checks), :mod:`.write` (the locked write),
-:mod:`.store` (the format and validation on open), :mod:`.queries` (the
+:mod:`.reader` (the format and validation on open), :mod:`.graph` (the
 adjacency over the store) and :mod:`.cluster` (Dask plumbing).
 
 Optional dependencies: ``dask``, ``distributed`` (for a cluster), ``zarr`` and
@@ -41,8 +42,8 @@ key; it lets a resume check it continues the same input) and ``complete``.
 """
 
 from .cluster import WORKER_ENV, local_cluster
+from .edges import EdgeKeys, edge_keys
 from .graph import BlockwiseGraph, ZarrAdjacency
-from .input import EdgeInput, edge_input_from_graph, read_edge_list
 from .reader import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
 from .tiles import release_tiled
 from .write import StoreBusyError, release_blockwise
@@ -52,13 +53,12 @@ __all__ = [
     "FORMAT_VERSION",
     "WORKER_ENV",
     "BlockwiseGraph",
-    "EdgeInput",
+    "EdgeKeys",
     "StoreBusyError",
     "ZarrAdjacency",
-    "edge_input_from_graph",
+    "edge_keys",
     "local_cluster",
     "open_blockwise",
-    "read_edge_list",
     "release_blockwise",
     "release_tiled",
     "validate_metadata",

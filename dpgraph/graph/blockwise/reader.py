@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 
 from ...core.probabilities import RRProbabilities
+from .._memory import check_fits
 from ..encoding import NodeIndex
 from ..packed import clear_non_pairs, words_per_row
 from .graph import BlockwiseGraph, ZarrAdjacency
 from .location import StoreLocation
-from .tiles import NONCE_BYTES, TilePlan
+from .tiles import DEFAULT_TILE, NONCE_BYTES, TilePlan
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "open_blockwise", "validate_metadata"]
 
@@ -130,14 +131,19 @@ def _boundary_bands(loc: StoreLocation, arr: Any, plan: TilePlan) -> list:
     """(first row, end row, (first word, end word)) of every place a stray bit could sit.
 
     The diagonal words of every 64-row band, the last (padding) word of every
-    row, and, undirected, every stored tile wholly below the diagonal.  The
-    rest of the matrix holds pairs only, so it is never read.
+    row, and, undirected, every stored tile wholly below the diagonal and
+    every word left of the diagonal in a tile that straddles it (from the
+    tile's first word on).  The rest of the matrix holds pairs only, so it
+    is never read.
     """
     out = []
     nw, ra, cb = plan.nw, *plan.grid
     for a in range(ra):
         r0, r1, _, _ = plan.bounds(a, 0)
-        out.append((r0, r1, (r0 >> 6, min(nw, ((r1 - 1) >> 6) + 1))))  # diagonal words
+        first = r0 >> 6
+        if not plan.directed:  # the straddling tile's words left of the diagonal, too
+            first = (first // plan.tile_words) * plan.tile_words
+        out.append((r0, r1, (first, min(nw, ((r1 - 1) >> 6) + 1))))  # diagonal words
         if ((r1 - 1) >> 6) + 1 < nw:
             out.append((r0, r1, (nw - 1, nw)))  # padding (and the last word's pairs)
         if not plan.directed:
@@ -148,10 +154,65 @@ def _boundary_bands(loc: StoreLocation, arr: Any, plan: TilePlan) -> list:
     return out
 
 
+#: the nodes array is written in chunks of at most this many labels
+NODE_CHUNK = 1 << 20
+#: the largest zarr.json a store of this format has (a few hundred bytes)
+_MAX_JSON_BYTES = 1 << 20
+
+
+def _check_layout(arr: Any, name: str, chunks: tuple[int, ...]) -> None:
+    """Refuse, from the metadata alone, any layout the writer never produces.
+
+    One little-endian ``bytes`` codec (no compressor, no filter, no
+    sharding), default chunk keys, no storage transformer and exactly the
+    writer's chunk shape: so nothing is decoded that is larger than the
+    chunk the writer would have written (a gzip chunk declaring 2^30 labels
+    is refused before a byte of it is read).
+    """
+    from zarr.codecs import BytesCodec
+
+    meta = arr.metadata
+    codecs = tuple(getattr(meta, "codecs", ()))
+    enc = getattr(meta, "chunk_key_encoding", None)
+    if (getattr(meta, "zarr_format", None) != 3 or len(codecs) != 1
+            or not isinstance(codecs[0], BytesCodec) or codecs[0].endian is None
+            or codecs[0].endian.value != "little"
+            or getattr(enc, "name", None) != "default" or getattr(enc, "separator", None) != "/"
+            or tuple(getattr(meta, "storage_transformers", ())) != ()):
+        raise ValueError(f"blockwise store array {name!r} has codecs or a layout that "
+                         "dpgraph never writes (only uncompressed little-endian chunks); the "
+                         "store is damaged or crafted")
+    if tuple(arr.chunks) != chunks:
+        raise ValueError(f"blockwise store array {name!r} has chunks {tuple(arr.chunks)}, not "
+                         f"the {chunks} dpgraph writes for its shape")
+
+
+def _check_json_sizes(loc: StoreLocation) -> None:
+    """A local store's metadata files are small: refuse a huge one before parsing it."""
+    local = loc.local_path
+    if local is None:
+        return
+    for sub in ("", "adjacency", "nodes"):
+        path = os.path.join(local, sub, "zarr.json")
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue
+        if size > _MAX_JSON_BYTES:
+            raise ValueError(f"blockwise store metadata {os.path.join(sub, 'zarr.json')!r} is "
+                             f"{size:,} bytes, larger than any dpgraph writes; the store is "
+                             "damaged or crafted")
+
+
 def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
                   check_bits: bool) -> tuple[TilePlan, np.ndarray]:
     n = fields["n"]
     tr, tc = fields["tile"]
+    nw = words_per_row(n)
+    # the tile is at most the default or the (64-padded) matrix, whichever is larger
+    if tr > max(DEFAULT_TILE[0], 64 * ((n + 63) // 64)) or tc > max(DEFAULT_TILE[1], 64 * nw):
+        raise _bad("tile", f"{[tr, tc]} is larger than both the default tile and the padded "
+                           f"matrix of n = {n}")
     try:
         arr, nodes = group["adjacency"], group["nodes"]
     except KeyError as exc:
@@ -164,6 +225,11 @@ def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
                          f"not the tile {(tr, tc // 64)} of the metadata field 'tile'")
     if nodes.dtype != np.int64 or nodes.shape != (n,):
         raise ValueError(f"blockwise store array 'nodes' must be int64 of shape ({n},)")
+    _check_layout(arr, "adjacency", (tr, tc // 64))
+    _check_layout(nodes, "nodes", (min(n, NODE_CHUNK),))
+    check_fits(8 * n, f"the node labels of a blockwise store of {n:,} nodes")
+    if check_bits:  # a band of tile rows by (tile + diagonal) words, with two copies
+        check_fits(3 * 8 * tr * (tc // 64 + tr // 64 + 1), "checking a tile of the store")
     labels = np.asarray(nodes[:], dtype=np.int64)
     if np.any(labels[1:] <= labels[:-1]):
         raise ValueError("blockwise store array 'nodes' must hold sorted, unique labels")
@@ -220,6 +286,7 @@ def _open(loc: StoreLocation, release_id: str | None, *, check_bits: bool) -> Bl
             f"no dpgraph blockwise release at {str(loc)!r}; "
             "check the path or write one with release_blockwise"
         )
+    _check_json_sizes(loc)
     group = loc.group("r")
     meta = group.attrs.asdict()
     if meta.get("format") != FORMAT:

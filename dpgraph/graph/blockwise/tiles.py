@@ -23,7 +23,7 @@ from ...core.randomness import SecureRandom
 from ..dense import fill_bands  # the in-memory schedule; shared so tiles reproduce it
 from ..packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 from ..private import PrivateGraph
-from .input import EdgeInput
+from .edges import EdgeKeys
 
 __all__ = [
     "DEFAULT_TILE",
@@ -169,7 +169,7 @@ def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator:
     return out
 
 
-def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
+def release_tiled(edges: EdgeKeys, epsilon: float, key: bytes,
                   tile: tuple[int, int] = DEFAULT_TILE, *,
                   nonce: bytes | None = None) -> PrivateGraph:
     """The blockwise release computed in memory, tile by tile, in one process.
@@ -180,8 +180,8 @@ def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
 
     Parameters
     ----------
-    edges : EdgeInput
-        From :func:`read_edge_list` or :func:`edge_input_from_graph`.
+    edges : EdgeKeys
+        From :func:`~dpgraph.graph.blockwise.edge_keys`.
     epsilon : float
     key : bytes
         16 or 32 secret bytes.
@@ -199,8 +199,8 @@ def release_tiled(edges: EdgeInput, epsilon: float, key: bytes,
     Examples
     --------
     >>> import networkx as nx
-    >>> from dpgraph.graph.blockwise import edge_input_from_graph
-    >>> R = release_tiled(edge_input_from_graph(nx.path_graph(5)), 1.0, bytes(16))
+    >>> from dpgraph.graph.blockwise import edge_keys
+    >>> R = release_tiled(edge_keys(nx.path_graph(5)), 1.0, bytes(16))
     >>> R.number_of_nodes()
     5
     """

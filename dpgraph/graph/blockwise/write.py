@@ -14,18 +14,20 @@ import hmac
 import os
 import struct
 import sys
-from collections.abc import Iterator, Sized
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from ..._version import __version__
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...ledger import PrivacyLedger
 from ...validation import check_bool
+from ..inputs import public_n
 from .cluster import run_tasks, share
+from .edges import EdgeKeys, edge_keys
 from .graph import BlockwiseGraph
-from .input import EdgeInput, edge_input_from_graph, read_edge_list
 from .location import StoreLocation
 from .reader import FORMAT, FORMAT_VERSION, _open
 from .sizing import check_resources
@@ -51,7 +53,7 @@ def release_id_of(key: bytes, nonce: bytes) -> str:
     return hmac.new(key, b"dpgraph-blockwise-release-id" + nonce, hashlib.sha256).hexdigest()[:32]
 
 
-def _input_tag(key: bytes, nonce: bytes, edges: EdgeInput, rr: RRProbabilities,
+def _input_tag(key: bytes, nonce: bytes, edges: EdgeKeys, rr: RRProbabilities,
                tile: tuple[int, int]) -> str:
     msg = b"dpgraph-blockwise-input" + nonce + edges.digest() + struct.pack(
         "<Qqq", rr.flip_numerator, tile[0], tile[1])
@@ -170,37 +172,18 @@ def _write_tiles(loc: StoreLocation, key: bytes, nonce: bytes, plan: TilePlan,
     return len(tiles)
 
 
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
-
-
 def _declared_n(edges: Any, nodes: Any) -> int | None:
-    """The number of nodes, when it is known before reading or allocating anything."""
-    if isinstance(edges, EdgeInput):
-        return edges.n
-    if isinstance(edges, (str, os.PathLike)):
-        if isinstance(nodes, (int, np.integer)) and not isinstance(nodes, (bool, np.bool_)):
-            return int(nodes)
-        return len(nodes) if isinstance(nodes, Sized) and not isinstance(nodes, str) else None
-    n = getattr(edges, "number_of_nodes", None)
-    return int(n()) if callable(n) else None
+    """The number of nodes, from the input table, before reading or allocating anything."""
+    return edges.n if isinstance(edges, EdgeKeys) else public_n(edges, nodes)
 
 
-def _as_edge_input(edges: Any, nodes: Any, directed: bool,
-                   storage_options: dict | None) -> EdgeInput:
-    if isinstance(edges, EdgeInput):
+def _as_edge_keys(edges: Any, nodes: Any, directed: bool,
+                  storage_options: dict | None) -> EdgeKeys:
+    if isinstance(edges, EdgeKeys):
         if edges.directed != bool(directed):
-            raise ValueError("directed does not match the EdgeInput; build it with the same flag")
+            raise ValueError("directed does not match the EdgeKeys; build them with the same flag")
         return edges
-    if isinstance(edges, (str, os.PathLike)):
-        if nodes is None:
-            raise ValueError(
-                "nodes is required with an edge-list file: pass n or the public vertex set"
-            )
-        return read_edge_list(edges, nodes, directed=directed, storage_options=storage_options)
-    return edge_input_from_graph(edges, directed=directed)
+    return edge_keys(edges, nodes, directed=directed, storage_options=storage_options)
 
 
 def _refuse_foreign(loc: StoreLocation) -> None:
@@ -233,16 +216,18 @@ def release_blockwise(
 
     Parameters
     ----------
-    edges : str, os.PathLike, EdgeInput or networkx.Graph
-        An edge-list file (read in one streaming pass by
-        :func:`read_edge_list`; needs ``nodes``), a prepared :class:`EdgeInput`,
-        or a networkx graph with integer node labels.
+    edges : any input of the input table, or EdgeKeys
+        An edge-list file or URL (read in one streaming pass; needs
+        ``nodes``), a networkx graph, a scipy.sparse matrix, a DataFrame or an
+        edge array with integer node labels (see :func:`dpgraph.release`), or
+        prepared :class:`EdgeKeys` (:func:`edge_keys`).
     epsilon : float
         Privacy parameter per vertex pair.
     store : str, os.PathLike or zarr store
         Where to write: a local directory (default) or any fsspec URL.
     nodes : int or collection of int, optional
-        The public vertex set, required with an edge-list file.
+        The public vertex set (n, or the labels), required unless ``edges`` is
+        a graph or a matrix.
     directed : bool, default False
     key : bytes, optional
         16 or 32 secret bytes.  With the store's nonce (``B.nonce``) it
@@ -305,7 +290,7 @@ def release_blockwise(
     if n_hint is not None and n_hint >= 2:  # before reading the input or allocating labels
         check_resources(TilePlan(n_hint, directed, tr, tc // 64), loc, client=client,
                         replacing=overwrite or resume)
-    data = _as_edge_input(edges, nodes, directed, storage_options)
+    data = _as_edge_keys(edges, nodes, directed, storage_options)
     plan = TilePlan(data.n, data.directed, tr, tc // 64)
     check_resources(plan, loc, n_edges=data.keys.size, client=client,
                     replacing=overwrite or resume)
@@ -356,7 +341,7 @@ def _existing_release(loc: StoreLocation) -> dict | None:
     return old
 
 
-def _resumable_nonce(old: dict | None, loc: StoreLocation, key: bytes, data: EdgeInput,
+def _resumable_nonce(old: dict | None, loc: StoreLocation, key: bytes, data: EdgeKeys,
                      rr: RRProbabilities, tile: tuple[int, int]) -> bytes:
     if old is None:
         raise ValueError(f"nothing to resume: no blockwise store at {str(loc)!r}")
@@ -379,7 +364,7 @@ def _resumable_nonce(old: dict | None, loc: StoreLocation, key: bytes, data: Edg
     return nonce
 
 
-def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRProbabilities,
+def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeKeys, rr: RRProbabilities,
                   key: bytes, nonce: bytes, tile: tuple[int, int]) -> None:
     group = loc.group("w")
     group.create_array("adjacency", shape=(plan.n, plan.nw), chunks=(plan.tile_rows,
@@ -399,5 +384,5 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeInput, rr: RRPro
         "tile": [tile[0], tile[1]],
         "input_tag": _input_tag(key, nonce, data, rr, tile),
         "complete": False,
-        "dpgraph_version": _version(),
+        "dpgraph_version": __version__,
     })

@@ -1,0 +1,472 @@
+"""Released common neighbours without n x n floats: integer row reductions of C = Y Y.
+
+Every triangle and wedge statistic of :mod:`.motifs` is a closed form in the
+released degrees d and, per row i, eight integer sums over the released
+common-neighbour counts c_ij (``REDUCTIONS``):
+
+    C1 = sum_{j != i} c_ij,      Cd = sum_{j != i} c_ij d_j,     A2 = sum_{j != i} c_ij^2,
+    E1 = sum_{j in N(i)} c_ij,   Ed = sum_{j in N(i)} c_ij d_j,  E2 = sum_{j in N(i)} c_ij^2,
+    N1 = sum_{j in N(i)} d_j,    N2 = sum_{j in N(i)} d_j^2
+
+(N(i) the released neighbours of i; E1 is twice the released triangles at i).
+They are integers, so both ways of computing them give identical results:
+
+``"sparse"``
+    2-hop counting on the symmetric CSR of the released graph: per row, each
+    neighbour's neighbours are counted once, in sum_{k in N(i)} d_k steps;
+    sum_k d_k^2 steps for all rows.  Memory: the CSR (8 bytes a released
+    edge) and an n-array per thread.  The path for sparse releases and for
+    dense releases at large epsilon (p' of a few percent).
+``"packed"``
+    AND-popcount of the packed rows of the symmetric released matrix (one
+    bit per pair, n ceil(n/64) words, built from the upper-triangular store
+    by 64 x 64 bit transposes): n (n - 1) / 2 x ceil(n / 64) word operations
+    for all rows, each unordered pair once.  Memory: the symmetric words
+    (the size of the release) plus n x 64 bytes per thread.
+
+Both can be run on a subset of rows (sampled rows; the packed path then ANDs
+each sampled row with every row).  :func:`cost` predicts the seconds and
+bytes of either path from n, the released degrees and the edge count; the
+constants below are measured on a 2-core AMD EPYC (AVX-512) with numba, and
+scaled by the number of numba threads.  Without numba the same integers come
+from numpy/scipy (float32 products of unpacked row blocks, exact below 2^24,
+and sparse products), about ten times slower; the cost model says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..._numba import load_kernels
+from ..packed import words_per_row
+from ._shared import _cache, _observed_degrees, progress_range
+
+__all__ = ["REDUCTIONS", "Cost", "TriangleCounter"]
+
+REDUCTIONS = ("C1", "Cd", "A2", "E1", "Ed", "E2", "N1", "N2")
+
+#: seconds per unit of work per thread, numba kernels (measured, rounded up)
+_SEC_WORD = 0.25e-9      # one 64-bit AND-popcount in the packed pass
+_SEC_WEDGE = 6e-9        # one 2-hop step of the sparse pass
+_SEC_SYM_WORD = 25e-9    # building the symmetric words, per word of the release
+_SEC_BIT = 3e-9          # iterating one set bit (CSR from bits, neighbour sums)
+#: the numpy/scipy fallbacks, per unit (single-threaded BLAS/scipy)
+_NP_WORD = 4e-9
+_NP_WEDGE = 80e-9
+_GROUP = 32              # rows ANDed together against each streamed row (they stay in L2)
+_USE_NUMBA = True        # tests switch it off to compare the numpy path
+
+
+def _kernels() -> Any:
+    if not _USE_NUMBA:
+        return None
+    k = load_kernels("dpgraph.graph.analytics._trikernel",
+                     ("symmetric_words", "packed_rows", "packed_all_rows", "csr_rows",
+                      "packed_to_csr", "bit_neighbour_sums", "csr_neighbour_sums", "csr_matmul",
+                      "bit_matmul", "packed_degrees"))
+    names = ("sym", "rows", "all", "csr", "to_csr", "nsums", "csr_nsums", "csr_mm", "bit_mm",
+             "degrees")
+    return None if k is None else dict(zip(names, k))
+
+
+def _threads(kernels: Any) -> int:
+    if kernels is None:
+        return 1
+    import numba
+
+    return max(1, int(numba.get_num_threads()))
+
+
+class _serial:
+    """Run numba kernels on one thread inside the block when ``small`` (predicted < 50 ms).
+
+    Waking a second thread costs milliseconds (tens on a loaded machine), more
+    than a small pass itself.
+    """
+
+    def __init__(self, kernels: Any, small: bool) -> None:
+        self.on = kernels is not None and small
+        self.before = 1
+
+    def __enter__(self) -> None:
+        if self.on:
+            import numba
+
+            self.before = numba.get_num_threads()
+            numba.set_num_threads(1)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.on:
+            import numba
+
+            numba.set_num_threads(self.before)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Predicted cost of one pass: ``seconds`` (wall clock) and ``bytes`` (peak extra memory)."""
+
+    path: str
+    rows: int
+    seconds: float
+    bytes: int
+
+
+class TriangleCounter:
+    """The release prepared for counting: degrees, and on demand its symmetric words or CSR.
+
+    Parameters
+    ----------
+    R : PrivateGraph
+        An undirected release (checked by the caller).
+    """
+
+    def __init__(self, R: Any) -> None:
+        self.R = R
+        self.adj = R.adjacency
+        self.n = int(R.number_of_nodes())
+        self.kernels = _kernels()
+        self.threads = _threads(self.kernels)
+        self.deg = self._degrees(R)
+        self.m = int(self.deg.sum()) // 2  # released edges
+        self.wedge_steps = float(np.sum(self.deg.astype(np.float64) ** 2))
+        self._sym: np.ndarray | None = None
+        self._csr: tuple[np.ndarray, np.ndarray] | None = None
+        #: measured over modelled seconds (see :meth:`calibrate`); None until measured
+        self.measured: float | None = None
+        self.slowdown = 1.0
+
+    def _degrees(self, R: Any) -> np.ndarray:
+        """Released degrees (cached per release); from the packed words by one compiled pass."""
+        cache = _cache(R)
+        if "deg" not in cache and hasattr(self.adj, "words") and self.kernels is not None \
+                and self.n >= 4096:  # below, the adjacency's own count is as fast
+            cache["deg"] = self.kernels["degrees"](np.ascontiguousarray(self.adj.words),
+                                                   _threads(self.kernels))
+        return np.asarray(_observed_degrees(R), dtype=np.int64)
+
+    # ------------------------------------------------------------------ costs
+    @property
+    def is_packed(self) -> bool:
+        return hasattr(self.adj, "words")
+
+    @property
+    def is_sparse(self) -> bool:
+        return hasattr(self.adj, "indptr") and hasattr(self.adj, "indices")
+
+    def paths(self) -> tuple[str, ...]:
+        """The paths this release offers: a sparse release has no packed words."""
+        return ("sparse",) if self.is_sparse else ("sparse", "packed")
+
+    def cost(self, path: str, rows: int | None = None) -> Cost:
+        """Predicted seconds and extra bytes of the reductions of ``rows`` random rows (None: all).
+
+        The model's seconds times :attr:`slowdown` (1 until :meth:`calibrate`
+        has measured this machine now).
+        """
+        build, kernel, nbytes = self._parts(path, rows)
+        k = self.n if rows is None else int(rows)
+        return Cost(path, k, float((build + kernel) * self.slowdown), int(nbytes))
+
+    def _parts(self, path: str, rows: int | None) -> tuple[float, float, int]:
+        """(model seconds to build the path's input, model seconds of the pass, bytes)."""
+        n, T = self.n, self.threads
+        k = n if rows is None else int(rows)
+        nw = words_per_row(n)
+        fast = self.kernels is not None
+        if path == "packed":
+            build = 0.0 if self._sym is not None else n * nw * _SEC_SYM_WORD / T
+            pairs = n * (n - 1) / 2 if rows is None else k * (n - 1)
+            kernel = pairs * nw * (_SEC_WORD / T if fast else _NP_WORD)
+            if rows is not None:  # neighbour sums of every row, for the wedges
+                kernel += (n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT) / T
+            nbytes = 8 * n * nw + (64 * n * T if rows is None else 64 * k) + 16 * n
+            if not fast:  # unpacked float32 row blocks instead of per-thread counters
+                nbytes += 2 * 4 * n * self._np_block()
+            return build, kernel, nbytes
+        if path != "sparse":
+            raise ValueError(f"path must be 'sparse' or 'packed', got {path!r}")
+        if self._csr is not None:
+            build = 0.0
+        elif self.is_sparse:
+            build = 2 * self.m * 30e-9
+        else:
+            build = n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT
+        steps = self.wedge_steps * k / n
+        kernel = steps * (_SEC_WEDGE / T if fast else _NP_WEDGE)
+        nbytes = 8 * (n + 1) + 4 * 2 * self.m + 16 * n * T
+        if not fast:  # a sparse product of a row chunk: its 2-hop pairs
+            nbytes += int(24 * min(steps, self.wedge_steps / max(1, n // self._np_chunk(n))))
+        return build, kernel, nbytes
+
+    def calibrate(self, path: str, seconds: float) -> float:
+        """Measure this machine now: build ``path``'s input and count about ``seconds`` of rows.
+
+        Sets :attr:`slowdown` to the measured over the modelled time (at least
+        0.5) and returns the seconds spent.  The rows are drawn with a fixed
+        public seed; the input built is kept for the pass that follows.
+        """
+        import time
+
+        self._warm(path)
+        t0 = time.perf_counter()
+        build, _, _ = self._parts(path, 0)
+        if path == "packed":
+            self.symmetric_words()
+        else:
+            self.csr()
+        t1 = time.perf_counter()
+        per_row = max(self._parts(path, 1)[1] - self._parts(path, 0)[1], 1e-12)
+        k = int(min(self.n, max(4, seconds / per_row)))
+        rows = np.sort(np.random.default_rng(0).choice(self.n, size=k, replace=False))
+        t2 = time.perf_counter()
+        self.reductions(path, rows)
+        t3 = time.perf_counter()
+        modelled = build + k * per_row
+        self.slowdown = self.measured = max(0.5, ((t1 - t0) + (t3 - t2)) / max(modelled, 1e-9))
+        return t3 - t0
+
+    def _warm(self, path: str) -> None:
+        """Load (or compile) the path's kernels on a tiny input, so that timing them times the work."""
+        if self.kernels is None:
+            return
+        z = np.zeros((64, 1), dtype=np.uint64)
+        d = np.zeros(64, dtype=np.int64)
+        r = np.arange(2, dtype=np.int64)
+        with _serial(self.kernels, True):
+            if path == "packed":
+                sym = self.kernels["sym"](z, 64)
+                self.kernels["rows"](sym, d, r, _GROUP)
+                self.kernels["nsums"](sym, d)
+            else:
+                indptr, indices = self.kernels["to_csr"](z, d)
+                self.kernels["csr"](indptr, indices, d, r, 1)
+                self.kernels["csr_nsums"](indptr, indices, d)
+
+    @staticmethod
+    def _np_chunk(n: int) -> int:
+        return max(1, min(n, 4096))
+
+    def _np_block(self) -> int:
+        """Rows of the unpacked float32 blocks of the numpy packed path (<= 32 MiB each)."""
+        return max(1, min(self.n, (32 << 20) // (4 * max(self.n, 1))))
+
+    # ------------------------------------------------------------------ inputs
+    def symmetric_words(self) -> np.ndarray:
+        """Packed rows of the symmetric released matrix (each row its full neighbourhood)."""
+        if self._sym is None:
+            n, nw = self.n, words_per_row(self.n)
+            if self.is_packed:
+                words = np.ascontiguousarray(self.adj.words)
+                if self.kernels is not None:
+                    self._sym = self.kernels["sym"](words, n)
+                else:
+                    self._sym = _symmetric_words_numpy(words, n)
+            else:
+                sym = np.zeros((n, nw), dtype=np.uint64)
+                for i0, bits in self.adj.row_blocks():
+                    sym[i0 : i0 + bits.shape[0]] = _pack_bits(bits, nw)
+                self._sym = _symmetric_words_numpy(sym, n)
+        return self._sym
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices) of the symmetric released graph, rows sorted."""
+        if self._csr is None:
+            if self.is_packed and self.kernels is not None:
+                self._csr = self.kernels["to_csr"](np.ascontiguousarray(self.adj.words), self.deg)
+            else:
+                import scipy.sparse as sp
+
+                r, c = self.R.released_edges()
+                r = np.asarray(r, dtype=np.int64)
+                c = np.asarray(c, dtype=np.int64)
+                A = sp.csr_array((np.ones(2 * r.size, dtype=np.int8),
+                                  (np.concatenate([r, c]), np.concatenate([c, r]))),
+                                 shape=(self.n, self.n))
+                A.sort_indices()
+                self._csr = (A.indptr.astype(np.int64), A.indices.astype(np.int32))
+        return self._csr
+
+    def release_inputs(self) -> None:
+        """Drop the symmetric words and the CSR (they are as large as the release)."""
+        self._sym = None
+        self._csr = None
+
+    # ------------------------------------------------------------------ passes
+    def reductions(self, path: str, rows: np.ndarray | None = None,
+                   progress: Any = None) -> np.ndarray:
+        """The ``REDUCTIONS`` of ``rows`` (sorted positions; None: every row), int64 (k, 8)."""
+        small = self.cost(path, None if rows is None else len(rows)).seconds * self.threads < 0.05
+        with _serial(self.kernels, small):
+            return self._reductions(path, rows, progress, 1 if small else self.threads)
+
+    def _reductions(self, path: str, rows: np.ndarray | None, progress: Any,
+                    threads: int) -> np.ndarray:
+        n = self.n
+        if path == "sparse":
+            indptr, indices = self.csr()
+            sel = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
+            return self._chunked(sel, progress, lambda s: self._csr_rows(indptr, indices, s))
+        sym = self.symmetric_words()
+        if rows is not None:
+            sel = np.asarray(rows, np.int64)
+            return self._chunked(sel, progress, lambda s: self._packed_rows(sym, s))
+        if self.kernels is None:
+            return self._chunked(np.arange(n, dtype=np.int64), progress,
+                                 lambda s: self._packed_rows(sym, s))
+        ngroups = -(-n // _GROUP)
+        acc = np.zeros((threads, n, 8), dtype=np.int64)
+        step = max(threads, ngroups // 64)
+        for g0 in progress_range(0, ngroups, step, progress, n, "triangles"):
+            self.kernels["all"](sym, self.deg, g0, min(ngroups, g0 + step), _GROUP, acc)
+        return acc.sum(axis=0)
+
+    def neighbour_sums(self) -> np.ndarray:
+        """(N1, N2) of every row: sums of d_j and d_j^2 over the released neighbours, int64 (n, 2)."""
+        small = (self.n * words_per_row(self.n) + 2 * self.m) * 1e-9 < 0.05
+        with _serial(self.kernels, small):
+            return self._neighbour_sums()
+
+    def _neighbour_sums(self) -> np.ndarray:
+        d = self.deg
+        nw = words_per_row(self.n)
+        if self._sym is None and self._csr is None and not self.is_sparse:  # the smaller input
+            from .._memory import check_fits
+
+            use_csr = 8 * self.m < 8 * self.n * nw
+            need = 8 * self.m + 8 * self.n if use_csr else 8 * self.n * nw
+            check_fits(need, f"the neighbour degree sums of a release of {self.n:,} nodes")
+            if use_csr:
+                self.csr()
+        if self._csr is not None or self.is_sparse:
+            indptr, indices = self.csr()
+            if self.kernels is not None:
+                return self.kernels["csr_nsums"](indptr, indices, d)
+            out = np.zeros((self.n, 2), dtype=np.int64)
+            for i0 in range(0, self.n, 4096):  # bounded scratch: 4096 rows at a time
+                i1 = min(self.n, i0 + 4096)
+                rows = np.repeat(np.arange(i1 - i0), np.diff(indptr[i0 : i1 + 1]))
+                dj = d[indices[indptr[i0] : indptr[i1]]]
+                out[i0:i1, 0] = np.bincount(rows, dj, i1 - i0).round()
+                out[i0:i1, 1] = np.bincount(rows, dj * dj, i1 - i0).round()
+            return out
+        sym = self.symmetric_words()
+        if self.kernels is not None:
+            return self.kernels["nsums"](sym, d)
+        out = np.zeros((self.n, 2), dtype=np.int64)
+        X = np.stack([d, d * d], axis=1).astype(np.float64)
+        b = self._np_block()
+        for i0 in range(0, self.n, b):
+            bits = _unpack(sym[i0 : i0 + b], self.n)
+            out[i0 : i0 + bits.shape[0]] = np.round(bits @ X).astype(np.int64)
+        return out
+
+    def matmul(self, X: np.ndarray) -> np.ndarray:
+        """Y X for the released adjacency Y and a float matrix X of shape (n, r).
+
+        Uses whichever input is built (CSR or symmetric words), else the smaller one.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        smaller = 8 * self.m < 8 * self.n * words_per_row(self.n)
+        if self._sym is None and self._csr is None and not self.is_sparse and smaller:
+            self.csr()
+        if self._csr is not None or self.is_sparse:
+            indptr, indices = self.csr()
+            if self.kernels is not None:
+                return self.kernels["csr_mm"](indptr, indices, X)
+            import scipy.sparse as sp
+
+            A = sp.csr_array((np.ones(indices.size), indices, indptr), shape=(self.n, self.n))
+            return np.asarray(A @ X)
+        sym = self.symmetric_words()
+        if self.kernels is not None:
+            return self.kernels["bit_mm"](sym, X)
+        out = np.zeros((self.n, X.shape[1]))
+        b = self._np_block()
+        for i0 in range(0, self.n, b):
+            bits = _unpack(sym[i0 : i0 + b], self.n)
+            out[i0 : i0 + bits.shape[0]] = bits.astype(np.float64) @ X
+        return out
+
+    def _chunked(self, sel: np.ndarray, progress: Any, fn: Any) -> np.ndarray:
+        out = np.empty((sel.size, 8), dtype=np.int64)
+        step = max(_GROUP * self.threads, -(-sel.size // 64))
+        for a in progress_range(0, sel.size, step, progress, self.n, "triangles"):
+            out[a : a + step] = fn(sel[a : a + step])
+        return out
+
+    def _packed_rows(self, sym: np.ndarray, sel: np.ndarray) -> np.ndarray:
+        if self.kernels is not None:
+            return self.kernels["rows"](sym, self.deg, sel, _GROUP)
+        n, b = self.n, self._np_block()
+        A = _unpack(sym[sel], n)  # (k, n) float32 0/1
+        out = np.zeros((sel.size, 8), dtype=np.int64)
+        d = self.deg.astype(np.float64)
+        for j0 in range(0, n, b):
+            B = _unpack(sym[j0 : j0 + b], n)
+            C = (A @ B.T).astype(np.float64)  # exact: counts < 2^24
+            Yb = A[:, j0 : j0 + B.shape[0]].astype(np.float64)
+            own = (sel[:, None] == np.arange(j0, j0 + B.shape[0])[None, :])
+            C[own] = 0.0
+            dj = d[j0 : j0 + B.shape[0]]
+            CY = C * Yb
+            cols = (C.sum(1), C @ dj, (C * C).sum(1), CY.sum(1), CY @ dj, (CY * C).sum(1),
+                    Yb @ dj, Yb @ (dj * dj))
+            out += np.round(np.stack(cols, axis=1)).astype(np.int64)
+        return out
+
+    def _csr_rows(self, indptr: np.ndarray, indices: np.ndarray, sel: np.ndarray) -> np.ndarray:
+        if self.kernels is not None:
+            import numba
+
+            return self.kernels["csr"](indptr, indices, self.deg, sel, numba.get_num_threads())
+        import scipy.sparse as sp
+
+        n = self.n
+        A = sp.csr_array((np.ones(indices.size, dtype=np.int64), indices, indptr), shape=(n, n))
+        d = self.deg
+        out = np.zeros((sel.size, 8), dtype=np.int64)
+        c = self._np_chunk(n)
+        for a in range(0, sel.size, c):
+            s = sel[a : a + c]
+            As = A[s]
+            C = (As @ A).tocoo()
+            keep = C.col != s[C.row]
+            r, j, v = C.row[keep], C.col[keep], C.data[keep].astype(np.int64)
+            k = s.size
+            on_edge = np.asarray(As[r, j]).ravel() != 0 if r.size else np.zeros(0, bool)
+            ar, aj = np.repeat(np.arange(k), np.diff(As.indptr)), As.indices
+            cols = (np.bincount(r, v, k), np.bincount(r, v * d[j], k), np.bincount(r, v * v, k),
+                    np.bincount(r[on_edge], v[on_edge], k),
+                    np.bincount(r[on_edge], (v * d[j])[on_edge], k),
+                    np.bincount(r[on_edge], (v * v)[on_edge], k),
+                    np.bincount(ar, d[aj], k), np.bincount(ar, d[aj] ** 2, k))
+            out[a : a + k] = np.round(np.stack(cols, axis=1)).astype(np.int64)
+        return out
+
+
+def _unpack(words: np.ndarray, n: int) -> np.ndarray:
+    bits = np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=1, bitorder="little")
+    return bits[:, :n].astype(np.float32)
+
+
+def _pack_bits(bits: np.ndarray, nw: int) -> np.ndarray:
+    out = np.zeros((bits.shape[0], 8 * nw), dtype=np.uint8)
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    out[:, : packed.shape[1]] = packed
+    return out.view(np.uint64)
+
+
+def _symmetric_words_numpy(words: np.ndarray, n: int) -> np.ndarray:
+    """words | words^T by unpacked blocks of 512 rows (numpy fallback of the bit transpose)."""
+    nw = words.shape[1]
+    out = words.copy()
+    for i0 in range(0, n, 512):
+        block = np.unpackbits(words[i0 : i0 + 512].view(np.uint8), axis=1, bitorder="little")[:, :n]
+        colbits = _pack_bits(np.ascontiguousarray(block.T), (block.shape[0] + 63) // 64)
+        w0 = i0 // 64
+        out[:, w0 : w0 + colbits.shape[1]] |= colbits[:, : nw - w0]
+    return out

@@ -1,0 +1,299 @@
+"""The one reader of edge-list text files (and other whitespace tables of labels).
+
+Every edge-list file dpgraph reads goes through :func:`read_table_chunks`:
+``dpgraph.release(path, nodes=...)``, the blockwise release, the command line
+and the dataset loaders (:mod:`dpgraph.datasets`).  The grammar:
+
+* one record a line, columns separated by whitespace (spaces, tabs; ``\\r\\n``
+  Windows line endings are whitespace too);
+* ``#`` starts a comment anywhere on a line; a line whose first byte is ``%``
+  is a comment (Matrix Market / KONECT headers); blank lines are skipped;
+* an edge list needs at least two columns, ``u v``; further columns (weights,
+  timestamps) are ignored and reported (:attr:`TableChunk.extra`);
+* plain text or gzip (recognized by its magic bytes, whatever the name);
+* a local path or any fsspec URL (``s3://...``, ``memory://...``).
+
+The file is read in chunks of ``chunk_bytes`` and tokenized with numpy, so
+memory is bounded by the chunk, whatever the file's size.  Errors give the
+file's name and a line number, never a line's content (an edge list is
+private), and carry no part of it: no chained exception, no ``.object``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import stat
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_CHUNK_BYTES",
+    "MAX_LABEL_BYTES",
+    "TableChunk",
+    "int_column",
+    "open_text_source",
+    "read_table_chunks",
+    "source_name",
+]
+
+#: bytes read (and tokenized) at a time
+DEFAULT_CHUNK_BYTES = 1 << 24
+#: longest label (token) accepted; a longer one is refused before any array is built
+MAX_LABEL_BYTES = 1024
+#: largest token array built at once (rows x columns x longest token)
+_TOKEN_ARRAY_BYTES = 1 << 26
+
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True  # exactly the bytes that bytes.split() splits on
+
+
+@dataclass(frozen=True, repr=False)
+class TableChunk:
+    """The first columns of a run of data lines.
+
+    Attributes
+    ----------
+    columns : tuple of numpy.ndarray
+        One array of byte strings (numpy ``S`` dtype) per column kept.
+    lines : numpy.ndarray of int64
+        The 1-based line number of every row.
+    extra : bool
+        Some row of the chunk had more columns than were kept.
+    """
+
+    columns: tuple[np.ndarray, ...]
+    lines: np.ndarray
+    extra: bool
+
+    def __len__(self) -> int:
+        return int(self.lines.size)
+
+    def __repr__(self) -> str:  # never the tokens: they are private labels
+        return f"TableChunk(rows={len(self)}, columns={len(self.columns)})"
+
+
+def source_name(path: Any) -> str:
+    """How messages name a source: the file name of a path, the URL as given."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    return text if "://" in text else os.path.basename(text) or text
+
+
+def _check_local(path: str) -> None:
+    """Refuse before opening: a missing path, a directory, a FIFO or a device."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"edge list {path!r} does not exist") from None
+    except OSError as exc:
+        raise ValueError(f"edge list {path!r} cannot be read: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"edge list {path!r} is a directory; pass the path of a text file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"edge list {path!r} is not a regular file (a FIFO, socket or "
+                         "device); write it to a file first")
+
+
+class open_text_source:
+    """Open a local path or fsspec URL for binary reading, un-gzipped when it is gzip.
+
+    A context manager yielding a binary file object.  Gzip is recognized by
+    its magic bytes.  Reading a damaged gzip stream raises ValueError (see
+    :func:`read_table_chunks`).
+    """
+
+    def __init__(self, path: Any, storage_options: dict | None = None) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"an edge list must be a path or URL, got {type(path).__name__}")
+        self.path = os.fspath(path)
+        self.storage_options = dict(storage_options or {})
+        self._raw: Any = None
+
+    def __enter__(self) -> BinaryIO:
+        if "://" in self.path:
+            import fsspec
+
+            self._raw = fsspec.open(self.path, "rb", **self.storage_options).open()
+        else:
+            _check_local(self.path)
+            self._raw = open(self.path, "rb")
+        head = self._raw.read(2)
+        self._raw.seek(0)
+        if head == b"\x1f\x8b":
+            return gzip.GzipFile(fileobj=self._raw, mode="rb")  # type: ignore[return-value]
+        return self._raw
+
+    def __exit__(self, *exc: object) -> None:
+        self._raw.close()
+
+
+def _blocks(fh: BinaryIO, name: str, chunk_bytes: int) -> Iterator[bytes]:
+    """Blocks of whole lines (the last one may lack its newline), read ``chunk_bytes`` at a time."""
+    carry = b""
+    while True:
+        failed = None
+        try:
+            block = fh.read(chunk_bytes)
+        except (OSError, EOFError, zlib.error) as exc:  # a damaged gzip stream
+            failed = type(exc).__name__
+        if failed is not None:  # raised outside the handler: nothing of the file is chained
+            raise ValueError(f"{name}: cannot be read as text or gzip ({failed}); the file is "
+                             "damaged or not an edge list")
+        if not block:
+            if carry:
+                yield carry
+            return
+        data = carry + block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > chunk_bytes:
+                raise ValueError(f"{name}: a line is longer than {chunk_bytes:,} bytes; this is "
+                                 "not an edge list")
+            carry = data
+            continue
+        carry = data[cut + 1 :]
+        yield data[: cut + 1]
+
+
+def _blank_comments(arr: np.ndarray, nl: np.ndarray) -> np.ndarray:
+    """``arr`` with every comment (``#`` to the end of its line, ``%`` lines) blanked."""
+    starts = np.concatenate(([0], nl + 1))
+    starts = starts[starts < arr.size]
+    marks = np.union1d(np.flatnonzero(arr == 35), starts[arr[starts] == 37])
+    if marks.size == 0:
+        return arr
+    line = np.searchsorted(nl, marks)
+    line, first = np.unique(line, return_index=True)
+    begin = marks[first]
+    end = np.append(nl, arr.size)[line]  # the line's newline (or the end of the data)
+    delta = np.zeros(arr.size + 1, dtype=np.int8)
+    delta[begin] = 1
+    delta[end] -= 1
+    out = arr.copy()
+    out[np.cumsum(delta[:-1], dtype=np.int8).astype(bool)] = 32
+    return out
+
+
+def _tokenize(data: bytes, line0: int, name: str, ncols: int,
+              exact: bool) -> Iterator[TableChunk]:
+    """The first ``ncols`` tokens of every data line of ``data`` (whose first line is line0 + 1)."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(arr == 10)
+    arr = _blank_comments(arr, nl)
+    ws = _WS[arr]
+    tok = ~ws
+    starts = np.flatnonzero(tok & np.concatenate(([True], ws[:-1])))
+    if starts.size == 0:
+        return
+    ends = np.flatnonzero(tok & np.concatenate((ws[1:], [True]))) + 1
+    lengths = ends - starts
+    tline = np.searchsorted(nl, starts)  # line (within data) of every token
+    long = lengths > MAX_LABEL_BYTES
+    if long.any():
+        ln = line0 + int(tline[np.argmax(long)]) + 1
+        raise ValueError(f"{name}, line {ln}: a label longer than {MAX_LABEL_BYTES} bytes; "
+                         "this is not an edge list")
+    first_tok = np.flatnonzero(np.diff(tline, prepend=-1))  # tline is sorted: runs are rows
+    row_line = tline[first_tok]
+    counts = np.diff(np.append(first_tok, tline.size))
+    bad = counts != ncols if exact else counts < ncols
+    if bad.any():
+        k = int(np.argmax(bad))
+        want = f"exactly {ncols}" if exact else f"at least {ncols}"
+        raise ValueError(f"{name}, line {line0 + int(row_line[k]) + 1}: expected {want} "
+                         f"whitespace-separated columns, found {int(counts[k])}")
+    extra = bool((counts > ncols).any())
+    widest = int(lengths.max())
+    step = max(1, _TOKEN_ARRAY_BYTES // (ncols * widest))
+    for r0 in range(0, row_line.size, step):
+        sel = first_tok[r0 : r0 + step]
+        cols = []
+        for c in range(ncols):
+            s, ln = starts[sel + c], lengths[sel + c]
+            w = int(ln.max())
+            idx = s[:, None] + np.arange(w)
+            grid = np.where(np.arange(w) < ln[:, None], arr[np.minimum(idx, arr.size - 1)], 0)
+            cols.append(np.ascontiguousarray(grid.astype(np.uint8)).view(f"S{w}").ravel())
+        yield TableChunk(tuple(cols), line0 + row_line[r0 : r0 + step].astype(np.int64) + 1,
+                         extra)
+
+
+def read_table_chunks(path: Any, *, columns: int = 2, exact: bool = False,
+                      chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                      storage_options: dict | None = None) -> Iterator[TableChunk]:
+    """Stream the first ``columns`` columns of a whitespace table, one chunk at a time.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or fsspec URL
+        Plain text or gzip.
+    columns : int, default 2
+        Columns kept (an edge list: 2).
+    exact : bool, default False
+        Require exactly ``columns`` columns on every data line (a ratings
+        table); by default more are allowed and ignored.
+    chunk_bytes : int, default 16 MiB
+        Bytes read at a time: the memory the reader needs is a small
+        multiple of it.
+    storage_options : dict, optional
+        fsspec options for a URL.
+
+    Yields
+    ------
+    TableChunk
+
+    Raises
+    ------
+    FileNotFoundError
+        The local path does not exist.
+    ValueError
+        A directory, a FIFO or device, a damaged gzip stream, a line with too
+        few columns, a label longer than 1 KiB, or a line longer than
+        ``chunk_bytes``; the message names the file and the line, never its
+        content.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "g.txt")
+    >>> _ = open(p, "w").write("# u v w\\n0 1 0.5\\r\\n1 2 # a comment\\n")
+    >>> [(c.columns[0].tolist(), c.columns[1].tolist(), c.lines.tolist(), c.extra)
+    ...  for c in read_table_chunks(p)]
+    [([b'0', b'1'], [b'1', b'2'], [2, 3], True)]
+    """
+    chunk_bytes = int(chunk_bytes)
+    if chunk_bytes < 1024:
+        raise ValueError(f"chunk_bytes must be >= 1024, got {chunk_bytes}")
+    name = source_name(path)
+    line0 = 0
+    with open_text_source(path, storage_options) as fh:
+        for data in _blocks(fh, name, chunk_bytes):
+            yield from _tokenize(data, line0, name, columns, exact)
+            line0 += data.count(b"\n")
+
+
+def int_column(tokens: np.ndarray, lines: np.ndarray, name: str) -> np.ndarray:
+    """Byte-string tokens as int64, or a ValueError naming the first bad line (never the token).
+
+    Examples
+    --------
+    >>> int_column(np.array([b"3", b"-1"]), np.array([1, 2]), "g.txt").tolist()
+    [3, -1]
+    """
+    values = None
+    try:
+        values = tokens.astype(np.int64)
+    except (ValueError, OverflowError):
+        pass
+    if values is None:  # raised outside the handler: numpy's message quotes the token
+        stripped = np.char.lstrip(tokens, b"+-")
+        ok = np.char.isdigit(stripped) & (np.char.str_len(stripped) <= 18)
+        k = int(np.argmin(ok)) if not ok.all() else 0
+        raise ValueError(f"{name}, line {int(lines[k])}: expected an integer label")
+    return values

@@ -1,0 +1,90 @@
+"""The typed branch of :func:`dpgraph.release`: validate, open the transaction, sample."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Hashable, Sequence
+from itertools import chain, islice, repeat
+from numbers import Real
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+from networkx import Graph
+
+from ...core.probabilities import RRProbabilities
+from ...core.transaction import ReleaseTransaction
+from ...exceptions import DroppedAttributesWarning
+from .._memory import check_fits
+from ..encoding import NodeIndex
+from ..inputs import public_n, read_input
+from ..packed import words_per_row
+from .adjacency import TypedAdjacency
+from .encoding import TieValues, encode_typed, tie_values, value_bits
+from .sampler import release_typed
+
+__all__ = ["TypedParts", "typed_release"]
+
+
+class TypedParts(NamedTuple):
+    """What a typed release is made of (the arguments of a PrivateGraph)."""
+
+    adjacency: TypedAdjacency
+    index: NodeIndex
+    probabilities: RRProbabilities
+    tie_values: TieValues
+
+
+def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
+                  nodes: Sequence[Hashable] | None, ledger: Any, edge_attr: Any,
+                  values: Sequence | None, bins: Sequence[Real] | None,
+                  keep: Any, target_edges: Any, max_edges: Any, stacklevel: int) -> TypedParts:
+    """Release G's pairs with their declared tie values, K-ary mechanism E on every pair.
+
+    Every check happens before :meth:`ReleaseTransaction.commit`: the
+    declaration, epsilon for K values, the input and its attribute values.
+    """
+    if edge_attr is None:
+        raise TypeError("values= and bins= declare the values of an edge attribute: pass "
+                        "edge_attr= too (e.g. edge_attr='kind')")
+    if keep is not None or target_edges is not None:
+        raise ValueError(
+            "keep= and target_edges= (a sparse, subsampled release) are for untyped releases; a "
+            "typed release is stored dense, in ceil(log2 K) bit planes. Drop keep=/target_edges=, "
+            "or release without edge_attr=")
+    if max_edges is not None:
+        raise ValueError("max_edges= (the constant-time mode) is for untyped releases; a typed "
+                         "release's time grows with its ties like the binary release's does")
+    ties = tie_values(edge_attr, values, bins)
+    if not isinstance(G, Graph):
+        raise TypeError("edge_attr= needs a networkx Graph or DiGraph whose edges carry the "
+                        f"attribute, got {type(G).__name__}")
+    tx = ReleaseTransaction(epsilon, K=ties.K, seed=seed, ledger=ledger)
+    n = public_n(G, nodes)
+    if isinstance(n, int) and n >= 2:  # from the node count alone, before reading the input
+        check_fits((value_bits(ties.K) + 2) * n * words_per_row(n) * 8,
+                   f"a typed release of {n:,} nodes with K={ties.K} values")
+    _warn_other_attributes(G, ties.edge_attr)
+    with warnings.catch_warnings():  # the typed attribute is released, not dropped
+        warnings.simplefilter("ignore", DroppedAttributesWarning)
+        enc = read_input(G, directed=directed, nodes=nodes)
+    x = encode_typed(G, enc, ties)
+    source = tx.commit(stacklevel=stacklevel + 1)
+    adjacency = release_typed(enc, x, tx.probabilities, source)
+    return TypedParts(adjacency, enc.index, tx.probabilities, ties)
+
+
+def _warn_other_attributes(G: Any, edge_attr: Any) -> None:
+    """Warn when edges carry attributes besides ``edge_attr`` (they are dropped).
+
+    Looks at one edge a node, as the untyped release's warning does.
+    """
+    first = chain.from_iterable(map(islice, map(dict.values, map(itemgetter(1), G.adjacency())),
+                                    repeat(1)))
+    if any(len(d) > 1 or (d and edge_attr not in d) for d in first):
+        level, frame = 2, sys._getframe(1)  # point at the first frame outside dpgraph
+        while frame is not None and frame.f_globals.get("__name__", "").startswith("dpgraph."):
+            level, frame = level + 1, frame.f_back
+        warnings.warn(f"the input's edge attributes other than {edge_attr!r} are dropped: a "
+                      "typed release publishes each pair's declared value only",
+                      DroppedAttributesWarning, stacklevel=level)
