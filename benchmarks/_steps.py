@@ -108,12 +108,17 @@ STEPS: dict[str, str] = {
         out = {'bytes': os.path.getsize(path)}; os.remove(path)
     """,
     "report": """
+        import contextlib, io
         from dpgraph.cli import main as cli
-        path = os.path.join(work, 'report.html')
-        code = cli(['report', release_path, '-o', path, '--quiet'])
+        path = os.path.join(work, os.path.basename(release_path) + '.html')
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = cli(['report', release_path, '-o', path, '--quiet', '--force'])
         out = {'exit': code, 'bytes': os.path.getsize(path) if os.path.exists(path) else 0}
+        if os.path.exists(path):
+            os.remove(path)
         if code != 0:
-            status = 'error'
+            status, reason = 'error', err.getvalue().strip()[-500:]
     """,
 }
 
