@@ -91,8 +91,8 @@ def _sample_only(group, n, tile, epsilon, keys) -> int:
 
 
 def _previous_write_tiles(loc, key, nonce, plan, tiles, numerator, keys) -> int:
-    """The tile writer as it was before buffer reuse (fresh array per tile, padded copy of edge
-    tiles, 4 tiles a task): run beside the current one with ``--compare-previous``."""
+    """The tile writer as it was before buffer reuse (a fresh array per tile, a padded copy of
+    each edge tile): run beside the current one with ``--compare-previous``."""
     from concurrent.futures import ThreadPoolExecutor
 
     from dpgraph.graph.blockwise.tiles import sample_tile, tile_source
@@ -240,9 +240,9 @@ def main(argv=None) -> None:
 
             def blockwise(previous: bool, tile: tuple[int, int] = tuple(args.tile)):
                 shutil.rmtree(store, ignore_errors=True)
-                saved = write._write_tiles, write.TILES_PER_TASK
+                saved = write._write_tiles
                 if previous:
-                    write._write_tiles, write.TILES_PER_TASK = _previous_write_tiles, 4
+                    write._write_tiles = _previous_write_tiles
                 try:
                     client.run(_reset_peak_rss)
                     c0, t0 = cluster_cpu(), time.perf_counter()
@@ -250,7 +250,7 @@ def main(argv=None) -> None:
                     wall = time.perf_counter() - t0
                     cpu = cluster_cpu() - c0
                 finally:
-                    write._write_tiles, write.TILES_PER_TASK = saved
+                    write._write_tiles = saved
                 return wall, cpu, B, max(client.run(_peak_rss_gib).values())
 
             # warm the workers (numba's kernels load once per process) before anything is timed
@@ -307,7 +307,8 @@ def main(argv=None) -> None:
             cpu0, t0 = cluster_cpu(), time.perf_counter()
             keys_f = client.scatter(edges.keys, broadcast=True)
             tiles = _tile_list(n, args.tile)
-            groups = [tiles[k : k + 8] for k in range(0, len(tiles), 8)]
+            per = write.TILES_PER_TASK
+            groups = [tiles[k : k + per] for k in range(0, len(tiles), per)]
             client.gather(client.map(_sample_only, groups, n=n, tile=tuple(args.tile),
                                      epsilon=eps, keys=keys_f, pure=False))
             samp_t = time.perf_counter() - t0

@@ -141,7 +141,7 @@ def _put_tile(arr: Any, chunk_dir: str | None, plan: TilePlan, a: int, b: int,
 #: sampling instead of leaving the core idle (the in-memory release writes
 #: nothing).  Consecutive tiles share a row band, so a task's edge keys are
 #: one slice of the sorted keys.
-TILES_PER_TASK = 8
+TILES_PER_TASK = 4
 
 
 def _write_tiles(loc: StoreLocation, key: bytes, nonce: bytes, plan: TilePlan,
