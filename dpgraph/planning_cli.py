@@ -2,6 +2,7 @@
 
     dpgraph plan --nodes N --epsilon E --sides A,B [--json]    planned errors at E
     dpgraph plan --nodes N --sides A,B --target-std X [--json] smallest eps meeting X
+    dpgraph plan --nodes N --epsilon E --target-edges K        a sparse release's cost
     dpgraph report FILE.dpg -o report.html [--open]            self-contained HTML report
 
 :func:`register` adds both subcommands to an argparse subparsers object.
@@ -34,6 +35,13 @@ def _float(flag: str, allow_zero: bool = False):
             raise argparse.ArgumentTypeError(f"{flag} must be finite and {need}, got {text!r}")
         return value
     return parse
+
+
+def _probability(text: str) -> float:
+    value = _float("--keep")(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"--keep must be in (0, 1], got {text!r}")
+    return value
 
 
 def _sides(text: str) -> tuple[int, int]:
@@ -70,6 +78,8 @@ def _plan(args: argparse.Namespace) -> int:
                          "(the smallest epsilon meeting it is computed)")
     if args.target_std is not None and args.target_relative_error is not None:
         raise ValueError("give --target-std or --target-relative-error, not both")
+    if args.keep is not None and args.target_edges is not None:
+        raise ValueError("give --keep or --target-edges (a sparse release), not both")
     if args.statistic == "cut" and args.sides is None:
         raise ValueError("--statistic cut needs --sides A,B")
     p = plan(
@@ -78,6 +88,7 @@ def _plan(args: argparse.Namespace) -> int:
         statistic=args.statistic, cut=args.assumed_cut, edges=args.assumed_edges,
         triangles=args.assumed_triangles, transitivity=args.assumed_transitivity,
         wedges=args.assumed_wedges, four_cycles=args.assumed_four_cycles,
+        keep=args.keep, target_edges=args.target_edges,
     )
     epsilons = args.table or list(DEFAULT_EPSILONS)
     if args.plot:
@@ -105,9 +116,20 @@ def _plan(args: argparse.Namespace) -> int:
               f"{p.epsilon!r}")
     print(f"{p.nodes} nodes ({kind}), epsilon = {p.epsilon:.6g} per vertex pair, "
           f"p' = {p.flip_probability:.6g} (realized epsilon {p.realized_epsilon:.6g})")
+    full = p.full_release_stds()
+    smallest = p.smallest_resolvable()
+    if p.subsample is not None:
+        print(f"sparse release: keep = {p.keep:.6g}, about {p.expected_released_edges():,.0f} "
+              "released edges" + ("" if "edges" in p.assumptions else " (plus the kept true ones)"))
     for name, s in p.stds.items():
         extra = f" (|S|={p.sides[0]}, |T|={p.sides[1]})" if name == "cut" else ""
-        print(f"  std of {name.replace('_', ' ')}{extra}: {s:.6g}")
+        cost = (f"  ({s / full[name]:.3g}x the full release's {full[name]:.6g})"
+                if p.subsample is not None and full[name] > 0 else "")
+        print(f"  std of {name.replace('_', ' ')}{extra}: {s:.6g}{cost}")
+    if smallest:
+        print("resolved (95% interval excludes 0, half-width <= half the value) only for true "
+              "values of at least: " + ", ".join(f"{k.replace('_', ' ')} {v:.3g}"
+                                                   for k, v in smallest.items()))
     rows = p.table(epsilons)
     cols = list(rows[0])
     print("\n" + "  ".join(f"{c:>18}" for c in cols))
@@ -181,6 +203,10 @@ def register(subparsers: Any) -> None:
                        ("four-cycles", "4-cycle count (default: W^2/(4N), the random-graph value)")):
         p.add_argument(f"--assumed-{name}", type=_float(f"--assumed-{name}", allow_zero=True),
                        default=None, help=f"assumed {what}")
+    p.add_argument("--keep", type=_probability, default=None,
+                   help="plan a sparse release keeping each released edge with this probability")
+    p.add_argument("--target-edges", type=int_option("--target-edges", 1), default=None,
+                   help="plan a sparse release sized for about this many released edges")
     p.add_argument("--table", type=_epsilons, default=None,
                    help="epsilons of the table, e.g. 0.5,1,2 (default 0.1,...,8)")
     p.add_argument("--plot", default=None, help="write a plot of error against epsilon (PNG/SVG)")

@@ -76,13 +76,22 @@ def test_cluster_release_equals_in_memory(client, tmp_path, directed, tile):
         assert not np.tril(bits[:, :n]).any()
 
 
-def test_queries_match_in_memory(client, tmp_path):
+@pytest.mark.parametrize("batch", [256, 3])  # one batch of tile results, or many folded
+def test_queries_match_in_memory(client, tmp_path, batch, monkeypatch):
+    from dpgraph.graph.blockwise import graph as bgraph
+
+    monkeypatch.setattr(bgraph, "_BATCH", batch)
     G = _graph(n=300)
     e = edge_keys(G)
     B = release_blockwise(e, 1.0, tmp_path / "q.zarr", key=KEY, tile=(64, 128), client=client)
     ref = release_tiled(e, 1.0, KEY, tile=(64, 128), nonce=B.nonce)
     assert B.number_of_released_edges() == ref.number_of_released_edges()
     assert np.array_equal(B.released_degrees(), ref.adjacency.degrees())
+    ed = edge_keys(_graph(n=300, directed=True), directed=True)
+    D = release_blockwise(ed, 1.0, tmp_path / "d.zarr", key=KEY, tile=(64, 128), directed=True,
+                          client=client)
+    assert np.array_equal(D.released_degrees(), release_tiled(
+        ed, 1.0, KEY, tile=(64, 128), nonce=D.nonce).adjacency.degrees())
     rng = np.random.default_rng(3)
     pairs = []
     for _ in range(7):
@@ -303,3 +312,36 @@ def test_zarr_write_path_equals_direct_chunk_files(tmp_path, monkeypatch):
         assert np.array_equal(R.adjacency.words, ref.adjacency.words)
     assert open_blockwise(tmp_path / "direct.zarr").number_of_released_edges() == A.number_of_released_edges()
     assert not list((tmp_path / "direct.zarr").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("tile", [(64, 64), (128, 192), (192, 128)])
+def test_tiles_sampled_into_a_dirty_reused_buffer_are_the_fresh_tiles(directed, tile):
+    """Writers reuse two full-size buffers: whatever a buffer held, the tile is the same."""
+    from dpgraph.core import rr_probabilities
+    from dpgraph.graph.blockwise.tiles import TilePlan, sample_tile
+
+    e = edge_keys(_graph(n=203, directed=directed), directed=directed)
+    plan = TilePlan(e.n, directed, tile[0], tile[1] // 64)
+    num = rr_probabilities(1.0).flip_numerator
+    dirty = np.full((plan.tile_rows, plan.tile_words), np.uint64(2**64 - 1))
+    for a, b in plan.tiles():
+        fresh = sample_tile(tile_source(KEY, NONCE, a, b), plan, a, b, num, e.keys)
+        reused = sample_tile(tile_source(KEY, NONCE, a, b), plan, a, b, num, e.keys, out=dirty)
+        assert np.shares_memory(reused, dirty) and np.array_equal(fresh, reused), (a, b)
+
+
+def test_edge_chunk_files_are_padded_with_zeros(tmp_path):
+    """Zarr reads an edge chunk at full tile size: its padding must be the fill value 0."""
+    e = edge_keys(_graph(n=203))
+    B = release_blockwise(e, 1.0, tmp_path / "r.zarr", key=KEY, tile=(128, 192))
+    chunks = sorted((tmp_path / "r.zarr" / "adjacency" / "c").rglob("*"))
+    files = [p for p in chunks if p.is_file()]
+    assert files and all(p.stat().st_size == 128 * 3 * 8 for p in files)
+    for p in files:
+        a, b = int(p.parent.name), int(p.name)
+        words = np.fromfile(p, dtype="<u8").reshape(128, 3)
+        rows, cols = min(203 - 128 * a, 128), min(4 - 3 * b, 3)
+        assert not words[rows:].any() and not words[:, cols:].any(), (a, b)
+        ref = B.adjacency.words[128 * a : 128 * a + rows, 3 * b : 3 * b + cols]
+        assert np.array_equal(words[:rows, :cols], ref)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dpgraph"
-UPPER = ("experiments", "baselines", "report", "commands.py", "cli.py", "planning_cli.py", "planner.py")
+UPPER = ("experiments", "baselines", "report", "commands.py", "cli.py", "planning_cli.py", "planner")
 
 
 def _modules() -> dict[str, Path]:

@@ -232,3 +232,72 @@ def test_cli_text_plot_and_errors(tmp_path, capsys):
     assert "--sides" in capsys.readouterr().err
     assert main(["plan", "--nodes", "10"]) == 2
     assert "--epsilon" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- sparse releases
+@pytest.mark.parametrize("sub", [{"keep": 0.3}, {"target_edges": 400}])
+def test_sparse_plan_is_what_the_sparse_release_reports(sub):
+    G = nx.gnp_random_graph(80, 0.1, seed=1)
+    R = dpgraph.release(G, 1.0, seed=2, **sub)
+    p = planner.plan(80, 1.0, sides=(10, 30), **sub)
+    assert p.keep == R.keep
+    assert p.stds["number_of_edges"] == pytest.approx(R.number_of_edges().std, rel=1e-12)
+    assert p.stds["cut"] == pytest.approx(R.cut(range(10), range(10, 40)).std, rel=1e-12)
+    assert p.stds["degree"] == pytest.approx(R.degree(0).std, rel=1e-12)
+    full = p.full_release_stds()
+    assert full == pytest.approx(planner.plan(80, 1.0, sides=(10, 30)).stds, rel=1e-12)
+    assert all(p.stds[k] > full[k] for k in full)  # subsampling only costs accuracy
+
+
+def test_sparse_plan_of_a_large_release_says_its_cost_before_releasing(capsys):
+    p = planner.plan(50_000, 1.0, target_edges=200_000)
+    assert p.stds["number_of_edges"] == pytest.approx(2.6813e6, rel=1e-4)
+    assert p.expected_released_edges() == pytest.approx(200_000, rel=1e-9)
+    assert main(["plan", "--nodes", "50000", "--epsilon", "1", "--target-edges", "200000"]) == 0
+    out = capsys.readouterr().out
+    assert "2.6813e+06" in out and "79x the full release" in out and "1.05e+07" in out
+    assert main(["plan", "--nodes", "50000", "--epsilon", "1", "--keep", "0.001", "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert js["keep"] == pytest.approx(0.001) and js["subsample"] == {"keep": 0.001}
+    assert js["number_of_edges_std"] > js["full_release"]["number_of_edges_std"]
+    assert main(["plan", "--nodes", "50", "--epsilon", "1", "--keep", "0.5",
+                 "--target-edges", "9"]) == 2
+    assert "not both" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="keep"):
+        planner.plan(50, 1.0, keep=1.5)
+    with pytest.raises(ValueError, match="larger than the dense release"):
+        planner.plan(50, 1.0, target_edges=10**6)
+
+
+def test_smallest_resolvable_is_the_resolution_rule():
+    from dpgraph.core import Estimate
+
+    p = planner.plan(2000, 1.0, target_edges=5000)
+    for name, smallest in p.smallest_resolvable().items():
+        std = p.stds[name]
+        assert Estimate(smallest * (1 + 1e-9), std).resolved, name
+        assert not Estimate(smallest * (1 - 1e-6), std).resolved, name
+
+
+def test_sparse_edge_count_std_bounds_simulated_releases():
+    # the reported std of a sparse release is the worst case over the truth: an upper bound
+    G = nx.barabasi_albert_graph(60, 3, seed=2)
+    bound = planner.number_of_edges_std(60, 1.0, keep=0.4)
+    sims = np.array([_raw(dpgraph.release(G, 1.0, seed=500 + s, keep=0.4).number_of_edges())
+                     for s in range(400)])
+    k = sims.size - 1
+    assert k * sims.var(ddof=1) / bound**2 <= chi2.ppf(1 - 1e-3, k)
+    assert abs(sims.mean() - G.number_of_edges()) <= 4 * bound / np.sqrt(sims.size)
+
+
+@pytest.mark.slow
+def test_sparse_triangle_std_bounds_simulated_releases():
+    G = nx.powerlaw_cluster_graph(50, 4, 0.6, seed=1)
+    k = _graph_counts(G)
+    bound = planner.triangle_std(50, 2.0, k["m"], wedges=k["W"], four_cycles=k["C4"], keep=0.5)
+    sims = np.array([_raw(dpgraph.release(G, 2.0, seed=800 + s, keep=0.5).triangles())
+                     for s in range(600)])
+    dof = sims.size - 1
+    assert dof * sims.var(ddof=1) / bound**2 <= chi2.ppf(1 - 1e-3, dof)
+    exact = planner.triangle_std(50, 2.0, k["m"], wedges=k["W"], four_cycles=k["C4"])
+    assert bound > exact  # a sparse release costs accuracy here too

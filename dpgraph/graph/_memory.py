@@ -1,10 +1,35 @@
-"""Refuse allocations that cannot fit, before making them (free memory from psutil)."""
+"""Refuse allocations that cannot fit, before making them (free memory from psutil).
+
+Free memory is what the OS can give now (psutil), capped by this process's
+address-space limit (``resource.RLIMIT_AS``) and its cgroup's memory limit
+when they are tighter.  A method that materializes something sizes it first
+and, when it cannot fit, raises :class:`MemoryError` through
+:func:`check_call_fits`: what it needs, what is free, what the release is,
+and what to do instead -- only alternatives that apply to *this* release
+(never "use a sparse release" on a sparse release) and that fit now.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import psutil
 
-__all__ = ["available_memory", "check_fits", "check_release_fits", "release_bytes"]
+__all__ = [
+    "Alternative",
+    "available_memory",
+    "check_call_fits",
+    "check_fits",
+    "check_release_fits",
+    "free_disk",
+    "gib",
+    "release_bytes",
+    "release_kind",
+    "sparse_release_alternative",
+]
 
 _SMALL = 64 << 20
 #: bytes per node of the encoded input (labels tuple, position dict, canonical order)
@@ -87,3 +112,113 @@ def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
         return
     kind = "sparse" if sparse else "dense"
     check_fits(release_bytes(n, bool(directed), sparse), f"a {kind} release of {n:,} nodes")
+
+
+# ---------------------------------------------------------------------------
+# what a call costs, and what to do instead
+# ---------------------------------------------------------------------------
+def gib(nbytes: float) -> str:
+    """``nbytes`` in GiB with two decimals, e.g. ``'27.94 GiB'``."""
+    return f"{nbytes / 2**30:,.2f} GiB"
+
+
+#: The kinds of release (:func:`release_kind`).
+KINDS = ("dense", "sparse", "blockwise")
+
+
+def release_kind(R: Any) -> str:
+    """``"dense"``, ``"sparse"`` or ``"blockwise"``: how the release ``R`` stores its pairs.
+
+    Read from the adjacency's payload kind (``"packed"`` or ``"typed"`` for a
+    full in-memory release, ``"sparse"`` for a subsampled one, none for a
+    store on disk).
+    """
+    kind = getattr(getattr(R, "adjacency", None), "file_kind", None)
+    if kind is None:
+        return "blockwise"
+    return "sparse" if kind == "sparse" else "dense"  # packed bits, or a typed release's planes
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Something to do instead of a call that cannot fit.
+
+    Attributes
+    ----------
+    text : str
+        What to do, e.g. ``"R.to_edgelist(path) writes the edges to disk"``.
+    kinds : tuple of str
+        The release kinds it applies to (default: all).
+    nbytes : int or None
+        Memory it needs, when known: an alternative that cannot fit now
+        either is not offered.
+    """
+
+    text: str
+    kinds: tuple[str, ...] = KINDS
+    nbytes: int | None = None
+
+
+def sparse_release_alternative(n: int) -> Alternative:
+    """Release a sparse sample: offered for dense and blockwise releases only."""
+    return Alternative(
+        "release a sparse sample instead: dpgraph.release(G, epsilon, target_edges=k) keeps "
+        f"about k released edges (`dpgraph plan --nodes {n} --epsilon E --target-edges k` "
+        "shows what it costs in accuracy first)",
+        kinds=("dense", "blockwise"))
+
+
+def _describe(R: Any) -> str:
+    try:
+        kind = release_kind(R)
+        n = R.number_of_nodes()
+        m = R.number_of_released_edges() if kind != "blockwise" else None
+    except Exception:  # pragma: no cover - a foreign object: say nothing about it
+        return ""
+    edges = f", {m:,} released edges" if m is not None else ""
+    keep = f", keep={R.keep:.3g}" if kind == "sparse" else ""
+    return f" (this release: {kind}, {n:,} nodes{edges}{keep})"
+
+
+def check_call_fits(R: Any, nbytes: int, what: str,
+                    alternatives: Sequence[Alternative] = ()) -> None:
+    """Refuse, before allocating, a call on ``R`` that needs more memory than is free.
+
+    Raises :class:`MemoryError` saying what ``what`` needs, what is
+    available, what the release is, and what to do instead: the
+    ``alternatives`` that apply to this release's kind and fit in the memory
+    available now, then a machine with enough memory.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> R = dpgraph.release(nx.path_graph(5), epsilon=1.0, seed=0)
+    >>> check_call_fits(R, 1000, "a tiny table")  # fits: returns None
+    """
+    nbytes = int(nbytes)
+    if nbytes < _SMALL:
+        return
+    avail = available_memory()
+    if nbytes <= avail:
+        return
+    kind = release_kind(R)
+    offered = [a.text for a in alternatives
+               if kind in a.kinds and (a.nbytes is None or a.nbytes <= avail)]
+    offered.append(f"run it where {gib(nbytes)} is free")
+    raise MemoryError(
+        f"{what} needs {gib(nbytes)} of memory but only {gib(avail)} is available"
+        f"{_describe(R)}; nothing was allocated. Instead: " + "; or ".join(offered)
+    )
+
+
+def free_disk(path: str | os.PathLike[str]) -> int:
+    """Free bytes on the file system that holds ``path`` (its nearest existing parent)."""
+    import shutil
+
+    probe = os.path.abspath(os.fspath(path))
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    return int(shutil.disk_usage(probe).free)

@@ -1,4 +1,12 @@
-"""Released edges to networkx, building the adjacency dicts directly.
+"""The released graph as data: networkx, scipy.sparse, a stream of edge blocks; and their sizes.
+
+Every export reads the release in row blocks (:func:`edge_blocks`), so what
+it holds besides its output is bounded by a block, and :func:`csr_bytes`,
+:func:`networkx_bytes` and :func:`edgelist_bytes` say what the output will
+take before anything is built (``PrivateGraph.to_*`` refuse what cannot fit).
+
+networkx
+--------
 
 ``Graph.add_edges_from`` spends most of its time per edge in Python (a tuple,
 a lookup, an attribute-dict update for each of the millions of released
@@ -12,15 +20,33 @@ H.pred[v][u]`` for a directed one), so it behaves like any networkx graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-__all__ = ["edges_to_networkx"]
+__all__ = [
+    "blocks_to_networkx",
+    "csr_bytes",
+    "edge_blocks",
+    "edgelist_bytes",
+    "edges_to_networkx",
+    "networkx_bytes",
+    "to_csr",
+]
 
 _BLOCK = 1 << 22  # edges per block (bounds the temporary lists; larger blocks measured faster)
+#: vertex pairs per row block read from a packed or stored adjacency (16 MiB of bits unpacked)
+BLOCK_PAIRS = 1 << 24
+#: bytes of temporaries per edge of a block: positions, sort order, placement (measured < 60)
+_BLOCK_EDGE_BYTES = 64
+#: networkx's memory (tracemalloc, networkx 3.x, CPython 3.11): a node's dicts ~ 265-315 bytes;
+#: an edge (two neighbour entries, one attribute dict) 125-215 bytes at average degree 40, more
+#: at small degree (dict slack); integer labels cost most (one int object per entry)
+_NX_NODE_BYTES = 330
+_NX_EDGE_BYTES = 260
 
 
 def _sort_key(keys: np.ndarray, n: int) -> np.ndarray:
@@ -40,6 +66,132 @@ def _fill(adj: dict, nodes: Sequence, as_labels, keys: np.ndarray, others: np.nd
     ends = np.r_[starts[1:], keys.size]
     for k, a, b in zip(keys[starts].tolist(), starts.tolist(), ends.tolist()):
         adj[nodes[k]].update(zip(neighbours[a:b], dicts[a:b]))
+
+
+def edge_blocks(adjacency: Any, block_pairs: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Row-major blocks (rows, cols) of the stored pairs' positions, int64.
+
+    A CSR adjacency is sliced by rows (at most ``block_pairs`` pairs a
+    block, default :data:`BLOCK_PAIRS`); any other is read through
+    ``row_blocks`` with about ``block_pairs`` vertex pairs a block.  Undirected: each pair once,
+    rows < cols.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> R = dpgraph.release(nx.path_graph(4), epsilon=8.0, seed=1)
+    >>> [(r.tolist(), c.tolist()) for r, c in edge_blocks(R.adjacency)]
+    [([0, 1, 2], [1, 2, 3])]
+    """
+    n = int(adjacency.n)
+    block_pairs = BLOCK_PAIRS if block_pairs is None else int(block_pairs)
+    indptr = getattr(adjacency, "indptr", None)
+    indices = getattr(adjacency, "indices", None)
+    if indptr is not None and indices is not None:  # CSR: slice it, never densify rows
+        i0 = 0
+        while i0 < n:
+            stop = int(np.searchsorted(indptr, indptr[i0] + block_pairs, side="right")) - 1
+            i1 = min(n, max(i0 + 1, stop))
+            a, b = int(indptr[i0]), int(indptr[i1])
+            rows = np.repeat(np.arange(i0, i1, dtype=np.int64), np.diff(indptr[i0 : i1 + 1]))
+            yield rows, indices[a:b].astype(np.int64)
+            i0 = i1
+        return
+    for i0, bits in adjacency.row_blocks(max(1, block_pairs // max(n, 1))):
+        r, c = np.nonzero(bits)
+        yield r + i0, c
+
+
+def _block_temporaries(n: int, m: int, directed: bool) -> int:
+    """Bytes one row block of :func:`edge_blocks` holds while it is used."""
+    pairs = max(n, BLOCK_PAIRS)
+    total = n * (n - 1) if directed else n * (n - 1) // 2
+    edges = min(m, int(pairs * min(1.0, 2.0 * m / max(total, 1))) + n)  # a block of average density
+    return 3 * pairs + _BLOCK_EDGE_BYTES * edges
+
+
+def csr_bytes(n: int, m: int, directed: bool, format: str = "csr") -> int:
+    """Peak bytes of :func:`to_csr` (and a conversion to ``format``) for m released edges.
+
+    The output: int8 data, int32 indices (int64 past 2^31 entries) and int64
+    row pointers; plus one row block.  Other formats: the copy a conversion
+    makes (``coo`` adds row indices; ``lil``/``dok`` are Python objects per
+    entry; ``dia`` is bounded by n^2).
+    """
+    nnz = m if directed else 2 * m
+    width = 4 if max(n, nnz) < 2**31 else 8
+    out = nnz * (width + 1) + 8 * (n + 1)
+    extra = {"csr": 0, "csc": out, "bsr": out, "coo": out + nnz * width,
+             "lil": nnz * 48 + n * 120, "dok": nnz * 160, "dia": n * n}.get(format, out)
+    return out + extra + 16 * n + _block_temporaries(n, m, directed)
+
+
+def networkx_bytes(n: int, m: int) -> int:
+    """Bytes a networkx graph of n nodes and m edges takes, built by :func:`blocks_to_networkx`."""
+    return _NX_NODE_BYTES * n + _NX_EDGE_BYTES * m + 100 * min(m, _BLOCK)
+
+
+def edgelist_bytes(labels: Sequence[str], degrees: np.ndarray, m: int, delimiter: str,
+                   directed: bool) -> int:
+    """Bytes of the text ``to_edgelist`` writes (exact for an undirected release).
+
+    Label i appears on deg(i) lines of an undirected release; a directed
+    one is bounded with the longest label at both ends.
+    """
+    lengths = np.fromiter((len(t.encode("utf-8")) for t in labels), dtype=np.int64, count=len(labels))
+    tail = m * (len(delimiter.encode("utf-8")) + 1) + 200  # delimiters, newlines, the comment line
+    if directed:
+        return int(2 * m * (lengths.max(initial=0))) + tail
+    return int(np.dot(np.asarray(degrees, dtype=np.int64), lengths)) + tail
+
+
+def _place(indices: np.ndarray, fill: np.ndarray, keys: np.ndarray, vals: np.ndarray) -> None:
+    """indices[fill[k] ...] = the vals of key k, for the groups of a sorted ``keys``; advance fill."""
+    if keys.size == 0:
+        return
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    counts = np.diff(np.r_[starts, keys.size])
+    first = keys[starts]
+    offset = np.arange(keys.size, dtype=np.int64) - np.repeat(starts, counts)
+    indices[fill[keys] + offset] = vals
+    fill[first] += counts
+
+
+def to_csr(adjacency: Any, format: str = "csr") -> Any:
+    """The adjacency as a scipy sparse array, built in one pass over row blocks.
+
+    Symmetric for an undirected release (each pair in both rows), rows
+    follow positions; int8 data.  The column indices are written straight
+    into place: a node's lower neighbours arrive, in order, from the rows
+    before its own, its upper ones from its own row, so every row comes out
+    sorted without a sort of the whole matrix.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> R = dpgraph.release(nx.path_graph(3), epsilon=8.0, seed=1)
+    >>> to_csr(R.adjacency).toarray().tolist()
+    [[0, 1, 0], [1, 0, 1], [0, 1, 0]]
+    """
+    import scipy.sparse as sp
+
+    n, directed = int(adjacency.n), bool(adjacency.directed)
+    deg = np.asarray(adjacency.degrees(), dtype=np.int64)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(deg, out=indptr[1:])
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=np.int32 if max(n, nnz) < 2**31 else np.int64)
+    fill = indptr[:-1].copy()
+    for r, c in edge_blocks(adjacency):
+        if not directed:  # lower neighbours first: (c, r) sorted by c, r ascending within
+            order = np.argsort(c, kind="stable")
+            _place(indices, fill, c[order], r[order])
+            del order
+        _place(indices, fill, r, c)
+    data = np.ones(nnz, dtype=np.int8)
+    A = sp.csr_array((data, indices, indptr), shape=(n, n), copy=False)
+    A.has_sorted_indices = True
+    return A if format == "csr" else A.asformat(format)
 
 
 def edges_to_networkx(nodes: Sequence, rows: np.ndarray, cols: np.ndarray, directed: bool) -> nx.Graph:
@@ -64,15 +216,28 @@ def edges_to_networkx(nodes: Sequence, rows: np.ndarray, cols: np.ndarray, direc
     >>> sorted(H.edges()), H["a"]["b"] is H["b"]["a"]
     ([('a', 'b'), ('b', 'c')], True)
     """
-    H = nx.DiGraph() if directed else nx.Graph()
-    nodes = tuple(nodes)
-    H.add_nodes_from(nodes)
     n = len(nodes)
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
     if rows.size > 1 and np.any(rows[1:] < rows[:-1]):
         order = np.argsort(_sort_key(rows, n), kind="stable")
         rows, cols = rows[order], cols[order]
+    return blocks_to_networkx(nodes, [(rows, cols)], directed)
+
+
+def blocks_to_networkx(nodes: Sequence, blocks: Iterable[tuple[np.ndarray, np.ndarray]],
+                       directed: bool) -> nx.Graph:
+    """A networkx (Di)Graph on ``nodes`` from row-major blocks of edge positions.
+
+    Like :func:`edges_to_networkx`, for edges that arrive block by block
+    (:func:`edge_blocks`): the blocks, concatenated, are row-major, each
+    undirected edge once, no self-loops.  Only one block is held at a time
+    besides the graph.
+    """
+    H = nx.DiGraph() if directed else nx.Graph()
+    nodes = tuple(nodes)
+    H.add_nodes_from(nodes)
+    n = len(nodes)
     if all(type(v) is int for v in nodes) and nodes == tuple(range(n)):
         as_labels = np.ndarray.tolist  # labels 0..n-1 are the positions
     else:
@@ -88,11 +253,14 @@ def edges_to_networkx(nodes: Sequence, rows: np.ndarray, cols: np.ndarray, direc
     # edge's new attribute dict.  A node's lower neighbours all come from blocks
     # up to its own row, before its upper ones.
     by_row, by_col = (H._succ, H._pred) if directed else (H._adj, H._adj)
-    for a in range(0, rows.size, _BLOCK):
-        r, c = rows[a : a + _BLOCK], cols[a : a + _BLOCK]
-        dicts = [{} for _ in range(r.size)]
-        order = np.argsort(_sort_key(c, n), kind="stable")
-        by_col_dicts = itemgetter(*order.tolist())(dicts) if r.size > 1 else dicts  # C-speed gather
-        _fill(by_col, nodes, as_labels, c[order], r[order], by_col_dicts)
-        _fill(by_row, nodes, as_labels, r, c, dicts)
+    for rows, cols in blocks:
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        for a in range(0, rows.size, _BLOCK):
+            r, c = rows[a : a + _BLOCK], cols[a : a + _BLOCK]
+            dicts = [{} for _ in range(r.size)]
+            order = np.argsort(_sort_key(c, n), kind="stable")
+            by_col_dicts = itemgetter(*order.tolist())(dicts) if r.size > 1 else dicts  # C-speed gather
+            _fill(by_col, nodes, as_labels, c[order], r[order], by_col_dicts)
+            _fill(by_row, nodes, as_labels, r, c, dicts)
     return H

@@ -12,9 +12,17 @@ import numpy as np
 
 from ..core.estimators import Channel
 from ..core.probabilities import CertifiedRelease, RRProbabilities
+from . import _memory
 from .adjacency import Adjacency, ValuedAdjacency
 from .analytics import bind_analytics
-from .convert import edges_to_networkx
+from .convert import (
+    blocks_to_networkx,
+    csr_bytes,
+    edge_blocks,
+    edgelist_bytes,
+    networkx_bytes,
+    to_csr,
+)
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
 from .typed.encoding import TieValues
@@ -314,7 +322,7 @@ class PrivateGraph(CertifiedRelease, IOMixin):
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
-        keep = "" if self.keep == 1.0 else f", keep={self.keep:.6g}"
+        keep = "" if self.keep == 1.0 else f", keep={self.keep:.6g}, {self._subsample_cost()}"
         if self.tie_values is not None:
             keep += f", edge_attr={self.tie_values.edge_attr!r}, K={self.tie_values.K}"
         return (
@@ -323,20 +331,67 @@ class PrivateGraph(CertifiedRelease, IOMixin):
             f"released_edges={self.number_of_released_edges()})"
         )
 
+    def _subsample_cost(self) -> str:
+        """What subsampling costs, from public quantities: the edge count's std against the full
+        release's (every count's std grows by about the same factor)."""
+        from ..core.estimators import count_estimate
+
+        N = float(self.number_of_pairs())
+        std = float(count_estimate(0.0, N, self.channel).std)
+        full = float(count_estimate(0.0, N, Channel.randomized_response(self.probabilities)).std)
+        return f"number_of_edges std {std:.3g} ({std / full:.3g}x the full release's {full:.3g})"
+
     # ---- the released graph as data --------------------------------------------
+    def _export_alternatives(self, but: str) -> list:
+        """What to do instead of an export that cannot fit (all but ``but``), with their sizes."""
+        n, m, d = self.number_of_nodes(), self.number_of_released_edges(), self.directed
+        A = _memory.Alternative
+        alts = {
+            "to_scipy_sparse": A(f"R.to_scipy_sparse() holds the same edges in "
+                                 f"{_memory.gib(csr_bytes(n, m, d))}", nbytes=csr_bytes(n, m, d)),
+            "to_edgelist": A("R.to_edgelist(path) streams the edges to a text file, one row "
+                             "block in memory at a time"),
+        }
+        out = [a for k, a in alts.items() if k != but]
+        out.append(A("the estimators (R.number_of_edges(), R.degree(), R.cuts(...)) answer "
+                     "from the release without building the released graph"))
+        out.append(_memory.sparse_release_alternative(n))
+        return out
+
     def to_scipy_sparse(self, format: str = "csr") -> Any:
         """The released adjacency as a scipy sparse array (symmetric if undirected).
 
-        Rows and columns follow ``nodes``.
-        """
-        import scipy.sparse as sp
+        Rows and columns follow ``nodes``; data int8 (1 for a released edge).
+        Built in one pass over row blocks, straight into CSR; the memory it
+        needs (about 10 bytes per released edge in CSR) is checked first.
 
-        r, c = self.released_edges()
-        n = self.number_of_nodes()
-        if not self.directed:
-            r, c = np.concatenate([r, c]), np.concatenate([c, r])
-        data = np.ones(r.size, dtype=np.int8)
-        return sp.coo_array((data, (r, c)), shape=(n, n)).asformat(format)
+        Parameters
+        ----------
+        format : str, default "csr"
+            Any scipy sparse format (``"csr"``, ``"csc"``, ``"coo"``, ...).
+
+        Raises
+        ------
+        MemoryError
+            Before allocating, when the array cannot fit in the memory
+            available now; the message gives both sizes and what to do
+            instead on this release.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(3), epsilon=8.0, seed=1)
+        >>> R.to_scipy_sparse().toarray().tolist()
+        [[0, 1, 0], [1, 0, 1], [0, 1, 0]]
+        """
+        if not isinstance(format, str):
+            raise TypeError(f"format must be a scipy sparse format name such as 'csr', "
+                            f"got {type(format).__name__}")
+        n, m = self.number_of_nodes(), self.number_of_released_edges()
+        need = csr_bytes(n, m, self.directed, format)
+        _memory.check_call_fits(self, need, f"R.to_scipy_sparse({format!r}) of {m:,} released edges",
+                                self._export_alternatives("to_scipy_sparse"))
+        return to_csr(self._adj, format)
 
     def to_edgelist(self, path: str | os.PathLike[str], delimiter: str = " ") -> None:
         """Write the released edges to a text file, one ``u v`` line per edge.
@@ -346,7 +401,9 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         once (a directed release writes ``u v`` for the edge u -> v).  A first
         comment line gives the public parameters.  Isolated nodes have no line:
         the vertex set is ``nodes``.  Read it back with
-        ``networkx.read_edgelist(path, nodetype=...)``.
+        ``networkx.read_edgelist(path, nodetype=...)``.  Streams: one row block
+        of edges is in memory at a time; the file's size is checked against
+        the free disk first.
 
         Parameters
         ----------
@@ -362,6 +419,9 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         ValueError
             If a label's text contains the delimiter or a line break (the
             file could not be read back); relabel, or pick another delimiter.
+        OSError
+            (errno ENOSPC) before writing, when the file would not fit on
+            the free disk; the message gives both sizes.
 
         Examples
         --------
@@ -373,10 +433,15 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         >>> H.number_of_edges() == R.number_of_released_edges()
         True
         """
+        import errno
+
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         if not isinstance(delimiter, str) or not delimiter or "\n" in delimiter:
             raise ValueError("delimiter must be a non-empty string without line breaks, e.g. ' '")
+        n, m = self.number_of_nodes(), self.number_of_released_edges()
+        _memory.check_call_fits(self, 120 * n + 100 * min(m, 1 << 20),
+                                f"the {n:,} node labels of R.to_edgelist")
         labels = [str(v) for v in self.nodes]
         if any(delimiter in t or "\n" in t or "\r" in t for t in labels):
             raise ValueError(
@@ -386,16 +451,24 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         path = Path(path)
         if not path.parent.is_dir():
             raise FileNotFoundError(f"cannot write {path}: its folder {path.parent} does not exist")
-        r, c = self.released_edges()
+        need = edgelist_bytes(labels, self.released_degrees() if not self.directed else None,
+                              m, delimiter, self.directed)
+        free = _memory.free_disk(path.parent) + (path.stat().st_size if path.is_file() else 0)
+        if need > free:
+            raise OSError(errno.ENOSPC,
+                          f"the edge list of {m:,} released edges needs {_memory.gib(need)} of disk "
+                          f"but {_memory.gib(free)} is free at {path.parent}; nothing was written. "
+                          "Write it to a larger disk, or use the estimators, which need no export")
         kind = "directed" if self.directed else "undirected"
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(f"# dpgraph {kind} release: {self.number_of_nodes()} nodes, "
                      f"epsilon={self.epsilon:g}, flip_probability={self.flip_probability:.6g}, "
                      f"keep={self.keep:.6g}; isolated nodes have no line\n")
-            for start in range(0, r.size, 1 << 16):
-                rows, cols = r[start : start + (1 << 16)], c[start : start + (1 << 16)]
-                fh.writelines(f"{labels[i]}{delimiter}{labels[j]}\n"
-                              for i, j in zip(rows.tolist(), cols.tolist()))
+            for r, c in edge_blocks(self._adj):
+                for start in range(0, r.size, 1 << 16):
+                    rows, cols = r[start : start + (1 << 16)], c[start : start + (1 << 16)]
+                    fh.writelines(f"{labels[i]}{delimiter}{labels[j]}\n"
+                                  for i, j in zip(rows.tolist(), cols.tolist()))
 
     def to_networkx(self) -> nx.Graph:
         """The released synthetic graph as a networkx (Di)Graph.
@@ -403,23 +476,41 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         Its raw statistics are biased (at eps = 1 it has far more edges than
         the input); use the estimators of this class for answers.  A typed
         release carries each released tie's value in the edge attribute
-        ``tie_values.edge_attr``, as the input did.
+        ``tie_values.edge_attr``, as the input did.  A networkx graph takes
+        about 260 bytes per edge: the need is checked first (a full release
+        at eps = 1 has about 0.27 n^2 / 2 edges).
+
+        Raises
+        ------
+        MemoryError
+            Before building anything, when the graph cannot fit in the
+            memory available now; the message gives both sizes and what to
+            do instead on this release.
 
         Examples
         --------
         >>> import networkx as nx, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(4), epsilon=8.0, seed=1)
+        >>> sorted(R.to_networkx().edges())
+        [(0, 1), (1, 2), (2, 3)]
         >>> G = nx.Graph([(0, 1, {"kind": "a"}), (1, 2, {"kind": "b"})])
         >>> H = dpgraph.release(G, 8.0, seed=0, edge_attr="kind", values=["a", "b"]).to_networkx()
         >>> {H.edges[e]["kind"] for e in H.edges} <= {"a", "b"}
         True
         """
-        r, c = self.released_edges()
-        H = edges_to_networkx(self.nodes, r, c, self.directed)
-        if self.tie_values is not None:
+        n, m = self.number_of_nodes(), self.number_of_released_edges()
+        typed = self.tie_values is not None
+        need = networkx_bytes(n, m) + (100 * m if typed else 0)  # a value in each edge's dict
+        _memory.check_call_fits(self, need,
+                                f"R.to_networkx() of {n:,} nodes and {m:,} released edges",
+                                self._export_alternatives("to_networkx"))
+        H = blocks_to_networkx(self.nodes, edge_blocks(self._adj), self.directed)
+        if typed:
             labels = (None, *self.tie_values.values)
             attr = self.tie_values.edge_attr
-            values = self._adj.edge_values(r, c)
             nodes = self.nodes
-            for i, j, v in zip(r.tolist(), c.tolist(), values.tolist()):
-                H.adj[nodes[i]][nodes[j]][attr] = labels[v]
+            for r, c in edge_blocks(self._adj):
+                values = self._adj.edge_values(r, c)
+                for i, j, v in zip(r.tolist(), c.tolist(), values.tolist()):
+                    H.adj[nodes[i]][nodes[j]][attr] = labels[v]
         return H

@@ -106,12 +106,20 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
              R.degree_assortativity),
         ]
     rows = []
+    refused: dict[str, BaseException] = {}  # computation -> its refusal, said once
     for key, what, fn in specs:
         label = "triangles (the counting pass)" if key == "triangles" else key
+        shared = _SHARED.get(key)
+        if shared in refused:  # refused once, with its sizes: not tried again
+            rows.append({"name": key, "what": what, "error": True})
+            _skip(skipped, key, refused[shared])
+            continue
         try:
             est = _timed(progress, timings, label, fn) if key in ("triangles", "degree assortativity") \
                 else fn()
         except (MemoryError, ValueError) as exc:
+            if isinstance(exc, MemoryError) and shared is not None:
+                refused[shared] = exc
             rows.append({"name": key, "what": what, "error": True})
             _skip(skipped, key, exc)
             continue
@@ -127,6 +135,23 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
             "exact": bool(est.exact_std), "resolved": resolved, "reason": est.reason,
         })
     return rows
+
+
+#: statistics computed from the same intermediate: one that cannot fit refuses for all of them
+_SHARED = {"triangles": "motifs", "wedges": "motifs", "transitivity": "motifs",
+           "average clustering": "motifs"}
+
+
+def _subsample_cost(R: Any) -> str:
+    """What the subsampling of a sparse release costs, from public quantities (planner)."""
+    if float(R.keep) == 1.0:
+        return ""
+    p = plan(R.number_of_nodes(), float(R.epsilon), directed=R.directed, keep=float(R.keep))
+    std, full = p.stds["number_of_edges"], p.full_release_stds()["number_of_edges"]
+    smallest = p.smallest_resolvable()["number_of_edges"]
+    return (f"The edge count's standard deviation is {_fmt(std)}, {_fmt(std / full)} times the "
+            f"full release's {_fmt(full)} at this epsilon (every count's error grows by about "
+            f"that factor); an edge count below {_fmt(smallest)} cannot be resolved.")
 
 
 def _scaled(est: Any, c: float) -> Any:
@@ -266,6 +291,7 @@ def report_context(R: Any, title: str = "dpgraph release",
         "realized": f"{float(R.realized_epsilon):.12g}",
         "odds": _fmt(odds), "posterior": f"{100 * odds / (1 + odds):.1f}",
         "keep": float(R.keep),
+        "subsample_cost": _subsample_cost(R),
         "statistics": stats,
         "unresolved": [r["name"] for r in stats if r.get("resolved") is False],
         "degrees": _degree_section(R, progress, timings, skipped),

@@ -1,4 +1,10 @@
-"""A synthetic graph from one release (post-processing).
+"""A synthetic graph from one release (post-processing), in bounded memory.
+
+The candidate pairs are chosen in one pass over row blocks of the release,
+keeping only the best ``8 m^ + 1000`` of them (a running top-k whose
+threshold, once the buffer is full, is turned into a threshold on the prior
+so that almost every pair is dismissed by one comparison): memory is the
+candidates, one block and the output graph, never the N vertex pairs.
 """
 
 from __future__ import annotations
@@ -8,10 +14,11 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from .._memory import check_fits
+from .._memory import Alternative, check_call_fits, gib, release_kind, sparse_release_alternative
+from ..convert import blocks_to_networkx, edge_blocks, networkx_bytes
+from ..encoding import pair_from_index, pair_index
 from ..protocol import Release
 from ._shared import (
-    _block_rows,
     _check_seed,
     _observed_degrees,
     _undirected,
@@ -21,6 +28,11 @@ from ._shared import (
 from .counts import number_of_edges
 from .degree_stats import degree_distribution
 from .spectral import _leading_eigen, _noise_edge
+
+_FLOOR = 1e-4  # priors are clipped to [_FLOOR, 1 - _FLOOR]
+_PASS_PAIRS = 1 << 21  # vertex pairs per row block of the candidate pass
+_MERGE = 1 << 20  # candidates gathered before they are merged into the running best
+_CAND_BYTES = 28  # a candidate: row, column (int32), prior (float32), score, tie-break (float64)
 
 
 @analytic
@@ -46,7 +58,16 @@ def synthesize(
     4. pairs in decreasing posterior order become edges while both ends are
        below their target degree; stubs left over are paired at random
        (configuration model), and the highest remaining pairs top the count
-       up to m^ (ties broken at random with ``seed``).
+       up to m^ (ties broken by the unclipped prior, then at random with
+       ``seed``).  Without eigenvalues above the noise edge the prior is
+       constant: the candidates are then released pairs in random order,
+       then other pairs at random.
+
+    Cost: only the best 8 m^ + 1000 pairs are ever kept (one pass over row
+    blocks of the release, O(n^2 k) arithmetic for a rank-k prior, memory
+    for the candidates, one block and the output); the spectral prior's
+    Lanczos iterations read the released graph each time.  What it needs
+    is checked before anything is computed.
 
     What it preserves: the number of nodes, the estimated edge count, the
     estimated degree sequence (no mass of isolated nodes the input lacks:
@@ -78,6 +99,10 @@ def synthesize(
     ------
     ValueError
         ``rank`` out of range, negative ``seed``, or a directed release.
+    MemoryError
+        Before any work, when the synthetic graph, the candidates and the
+        spectral prior cannot fit in the memory available (the message gives
+        each size).
     TypeError
         ``seed`` not None or an int.
 
@@ -90,63 +115,214 @@ def synthesize(
     >>> H.number_of_nodes(), abs(H.number_of_edges() - R.number_of_edges().value) <= 1
     (80, True)
     """
-    import networkx as nx
-
     _undirected(R, "synthesize")
     seed = _check_seed(seed)
     n, N = R.number_of_nodes(), R.number_of_pairs()
-    check_fits(6 * n * n, f"synthesis over the {N} vertex pairs")
+    if rank is not None and not (1 <= int(rank) <= n - 2):
+        raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
     alpha, beta = R.channel.alpha, R.channel.beta
     m_hat = int(np.clip(round(float(number_of_edges(R).value)), 0, N))
+    budget = int(min(N, 8 * m_hat + 1000))
+    _check_synthesis_fits(R, m_hat, budget, 60 if rank is None else int(rank))
+    rng = np.random.default_rng(seed)
+    target = _target_degrees(R, m_hat, rng)  # first: the cheap step that may refuse
     if rank is None:
         edge = _noise_edge(R, m_hat) * 1.03
         vals, vecs = _leading_eigen(R, edge, 60)
         keep = vals > edge
     else:
-        r = int(rank)
-        if not (1 <= r <= n - 2):
-            raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
-        vals, vecs = _leading_eigen(R, np.inf, r)
+        vals, vecs = _leading_eigen(R, np.inf, int(rank))
         keep = np.ones(vals.size, dtype=bool)
-    Y = R.to_scipy_sparse("csr")
     Vk, lk = vecs[:, keep], vals[keep]
+    lo = float(np.log(alpha / beta)) if beta > 0 else 50.0
+    hi = float(np.log((1 - alpha) / (1 - beta))) if alpha < 1 else -50.0
     if lk.size:
         # shrink each outlier eigenvalue to its signal value: lambda = theta + n v / theta
         lam = np.abs(lk)
         nv = n * ((alpha * (1 - alpha) + beta * (1 - beta)) / 2) / R.channel.d**2
         theta = 0.5 * (lam + np.sqrt(np.maximum(lam * lam - 4 * nv, 0.0)))
         lk = np.sign(lk) * theta
-    pbar = m_hat / max(N, 1)
-    lo, hi = np.log(alpha / beta) if beta > 0 else 50.0, np.log((1 - alpha) / (1 - beta)) if alpha < 1 else -50.0
-    rng = np.random.default_rng(seed)
-    Ycsr = Y.tocsr()
-    rows_all, cols_all, score_all = [], [], []
-    b = _block_rows(n)
+        rows, cols = _spectral_candidates(R, Vk, lk, budget, lo, hi, rng, progress)
+    else:  # a constant prior: released pairs first, then other pairs, at random
+        rows, cols = _random_candidates(R, budget, rng)
+    er, ec = _degree_constrained(rows, cols, target, m_hat, rng)
+    order = np.lexsort((ec, er))
+    return blocks_to_networkx(R.nodes, [(er[order], ec[order])], False)
+
+
+def _spectral_bytes(R: Any, cap: int) -> int:
+    """Memory of the spectral prior as :mod:`.spectral` computes it: about six blocks of
+    n x (cap + 8) floats for the filtered subspace iteration, and for a sparse release the
+    float copy of its CSR that each product builds."""
+    n = R.number_of_nodes()
+    extra = 8 * R.number_of_released_edges() if release_kind(R) == "sparse" else 0
+    return 6 * 8 * n * min(n, cap + 8) + extra
+
+
+def _check_synthesis_fits(R: Any, m_hat: int, budget: int, cap: int) -> None:
+    """Refuse, before any work, a synthesis whose pieces cannot fit together."""
+    n = R.number_of_nodes()
+    graph = networkx_bytes(n, m_hat)
+    spectral = _spectral_bytes(R, cap)
+    block = _PASS_PAIRS * 16 + 8 * n * cap
+    cands = _CAND_BYTES * (3 * budget + _PASS_PAIRS) + 64 * m_hat
+    need = max(spectral, block + cands) + graph
+    parts = (f"the synthetic graph of about {m_hat:,} edges {gib(graph)}, its {budget:,} "
+             f"candidate pairs {gib(cands)}, the spectral prior {gib(spectral)}")
+    alts = []
+    if spectral > graph + cands:
+        alts.append(sparse_release_alternative(n))  # the prior reads every released edge
+    alts.append(Alternative("the estimators (R.number_of_edges(), R.degree_distribution(), "
+                            "R.cuts(...)) answer without a synthetic graph"))
+    check_call_fits(R, need, f"R.synthesize() ({parts})", alts)
+
+
+def _spectral_candidates(R: Any, Vk: np.ndarray, lk: np.ndarray, budget: int, lo: float,
+                         hi: float, rng: np.random.Generator,
+                         progress: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``budget`` pairs i < j, best first.
+
+    Order: score = logit(prior) + (lo if released else hi), prior =
+    clip((V diag(l) V^T)_ij, 1e-4, 1 - 1e-4); ties (clipped priors) by the
+    unclipped prior, then at random.  One pass over row blocks; a running
+    top-``budget`` buffer sets, once full, the smallest prior that can still
+    enter for a released and an unreleased pair, so a block costs one
+    matrix product and two comparisons per pair.
+    """
+    n = R.number_of_nodes()
+    left = np.ascontiguousarray((Vk * lk).astype(np.float32))
+    right = np.ascontiguousarray(Vk.astype(np.float32))
+    top = _TopK(budget, lo, hi, rng)
+    b = max(1, _PASS_PAIRS // max(n, 1))
+    blocks = R.adjacency.row_blocks(b)
     for i0 in progress_range(0, n, b, progress, n, "synthesize"):
-        i1 = min(n, i0 + b)
-        if lk.size:
-            prior = (Vk[i0:i1] * lk) @ Vk.T
-        else:
-            prior = np.full((i1 - i0, n), pbar)
-        prior = np.clip(prior, 1e-4, 1 - 1e-4)
-        yb = Ycsr[i0:i1].toarray() > 0
-        logit = np.log(prior) - np.log1p(-prior) + np.where(yb, lo, hi)
-        logit += 1e-9 * rng.random(logit.shape)  # random tie-break
-        r_idx, c_idx = np.nonzero(np.arange(n)[None, :] > np.arange(i0, i1)[:, None])
-        rows_all.append((r_idx + i0).astype(np.int32))
-        cols_all.append(c_idx.astype(np.int32))
-        score_all.append(logit[r_idx, c_idx].astype(np.float32))
-    rows = np.concatenate(rows_all)
-    cols = np.concatenate(cols_all)
-    score = np.concatenate(score_all)
-    target = _target_degrees(R, m_hat, rng)
-    top = _degree_constrained(rows, cols, score, target, m_hat, rng)
-    H = nx.Graph()
-    nodes = R.nodes
-    H.add_nodes_from(nodes)
-    er, ec = top
-    H.add_edges_from(zip(map(nodes.__getitem__, er.tolist()), map(nodes.__getitem__, ec.tolist())))
-    return H
+        _, bits = next(blocks)
+        i1, j0 = min(n, i0 + b), i0 + 1
+        if j0 >= n:
+            break
+        prior = left[i0:i1] @ right[j0:].T  # rows i0..i1-1, columns j0..n-1
+        released = bits[:, j0:]
+        t_out, t_in = top.thresholds()
+        mask = prior >= t_out
+        if t_in < t_out:
+            mask |= released & (prior >= t_in)
+        k = min(i1 - i0, n - j0)  # column j0 + c is a pair of row i0 + a only when c >= a
+        mask[:, :k] &= ~np.tri(i1 - i0, k, -1, dtype=bool)
+        r, c = np.nonzero(mask)
+        top.add(r + i0, c + j0, prior[r, c], released[r, c])
+    return top.result()
+
+
+class _TopK:
+    """The best ``k`` candidates seen so far by (score, prior, random key), merged in batches."""
+
+    def __init__(self, k: int, lo: float, hi: float, rng: np.random.Generator) -> None:
+        self.k, self.lo, self.hi, self.rng = k, lo, hi, rng
+        self.kept: tuple | None = None
+        self.pending: list = []
+        self.npending = 0
+        self.last: tuple[float, float] | None = None  # (score, prior) of the k-th candidate
+
+    def thresholds(self) -> tuple[float, float]:
+        """Smallest prior that can still enter, for an unreleased and a released pair."""
+        if self.last is None:
+            return -np.inf, -np.inf
+        score, prior = self.last
+        out = []
+        floor = float(np.log(_FLOOR) - np.log1p(-_FLOOR))
+        for shift in (self.hi, self.lo):
+            x = score - shift
+            if x > floor + 1e-9:
+                out.append(float(1.0 / (1.0 + np.exp(-x))) * (1 - 1e-6))
+            elif x >= floor - 1e-9:  # the k-th is in this class's clipped group: by the raw prior
+                out.append(float(np.nextafter(np.float32(prior), np.float32(-np.inf))))
+            else:  # below the clip: every pair of the class ties with or beats the k-th
+                out.append(-np.inf)
+        return out[0], out[1]
+
+    def add(self, rows: np.ndarray, cols: np.ndarray, prior: np.ndarray, released: np.ndarray) -> None:
+        if rows.size == 0:
+            return
+        clipped = np.clip(prior.astype(np.float64), _FLOOR, 1 - _FLOOR)
+        score = np.log(clipped) - np.log1p(-clipped) + np.where(released, self.lo, self.hi)
+        del clipped
+        batch = _best(self.k, rows.astype(np.int32), cols.astype(np.int32), prior.astype(np.float32),
+                      score, self.rng.random(rows.size))
+        self.pending.append(batch)
+        self.npending += batch[0].size
+        if self.npending >= max(self.k, _MERGE):
+            self._merge()
+
+    def _merge(self) -> None:
+        parts = self.pending + ([self.kept] if self.kept is not None else [])
+        self.pending, self.npending = [], 0
+        if not parts:
+            return
+        kept = _best(self.k, *(np.concatenate(x) for x in zip(*parts)))
+        score, prior, key = kept[3], kept[2], kept[4]
+        order = np.lexsort((-key, -prior, -score))
+        self.kept = tuple(x[order] for x in kept)
+        if score.size >= self.k:
+            self.last = (float(score[order[-1]]), float(prior[order[-1]]))
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        self._merge()
+        if self.kept is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return self.kept[0].astype(np.int64), self.kept[1].astype(np.int64)
+
+
+def _best(k: int, rows: np.ndarray, cols: np.ndarray, prior: np.ndarray, score: np.ndarray,
+          key: np.ndarray) -> tuple:
+    """The best k of the candidates (rows, cols, prior, score, key) by (score, prior, key), unordered."""
+    if score.size <= k:
+        return rows, cols, prior, score, key
+    kth = -np.partition(-score, k - 1)[k - 1]
+    sure = np.flatnonzero(score > kth)
+    tied = np.flatnonzero(score == kth)
+    tied = tied[np.lexsort((-key[tied], -prior[tied]))[: k - sure.size]]
+    pick = np.concatenate([sure, tied])
+    return rows[pick], cols[pick], prior[pick], score[pick], key[pick]
+
+
+def _random_candidates(R: Any, budget: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``budget`` pairs under a constant prior: released pairs in random order, then other pairs."""
+    n, N = R.number_of_nodes(), R.number_of_pairs()
+    m_rel = R.number_of_released_edges()
+    take = min(budget, m_rel)
+    chosen = np.sort(_sample_without_replacement(m_rel, take, rng))
+    rows, cols, seen = [], [], 0
+    for r, c in edge_blocks(R.adjacency):  # the chosen released edges, by their rank
+        lo_, hi_ = np.searchsorted(chosen, [seen, seen + r.size])
+        rows.append(r[chosen[lo_:hi_] - seen])
+        cols.append(c[chosen[lo_:hi_] - seen])
+        seen += r.size
+    rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    perm = rng.permutation(rows.size)
+    rows, cols = rows[perm], cols[perm]
+    more = budget - take
+    if more <= 0:
+        return rows, cols
+    released = np.sort(pair_index(*R.released_edges(), n, False))  # fewer than budget of them
+    extra = _sample_without_replacement(N, min(N, more + released.size), rng)
+    extra = extra[~np.isin(extra, released)][:more]
+    er, ec = pair_from_index(extra, n, False)
+    return np.concatenate([rows, er]), np.concatenate([cols, ec])
+
+
+def _sample_without_replacement(population: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k distinct integers of 0..population-1, in random order, in O(k) memory."""
+    k = int(min(k, population))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if 4 * k >= population:
+        return rng.permutation(population)[:k].astype(np.int64)
+    got = np.zeros(0, dtype=np.int64)
+    while got.size < k:
+        draw = rng.integers(0, population, size=int(1.2 * (k - got.size)) + 16)
+        got = np.unique(np.concatenate([got, draw]))
+    return rng.permutation(got)[:k]
 
 
 def _target_degrees(R: Any, m_hat: int, rng: np.random.Generator) -> np.ndarray:
@@ -167,23 +343,17 @@ def _target_degrees(R: Any, m_hat: int, rng: np.random.Generator) -> np.ndarray:
     return target
 
 
-def _degree_constrained(rows: np.ndarray, cols: np.ndarray, score: np.ndarray,
-                        target: np.ndarray, m_hat: int,
+def _degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, m_hat: int,
                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the chosen pairs: greedy by score under the degree targets, then
-    random pairing of the left-over stubs, then the best remaining pairs up to m^."""
-    size = score.size
-    if m_hat <= 0 or size == 0:
+    """The chosen pairs: the candidates (best first) taken greedily under the degree targets,
+    then random pairing of the left-over stubs, then the best remaining candidates up to m^."""
+    if m_hat <= 0 or rows.size == 0:
         return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-    budget = int(min(size, 8 * m_hat + 1000))
-    cand = np.argpartition(-score, budget - 1)[:budget] if budget < size else np.arange(size)
-    cand = cand[np.argsort(-score[cand], kind="stable")]
-    left = target.copy()
-    chosen = np.zeros(cand.size, dtype=bool)
-    r_c, c_c = rows[cand].tolist(), cols[cand].tolist()
-    left_l = left.tolist()
+    chosen = np.zeros(rows.size, dtype=bool)
+    r_c, c_c = rows.tolist(), cols.tolist()
+    left_l = target.tolist()
     count = 0
-    for t in range(cand.size):
+    for t in range(rows.size):
         a, b = r_c[t], c_c[t]
         if left_l[a] > 0 and left_l[b] > 0:
             left_l[a] -= 1
@@ -192,7 +362,7 @@ def _degree_constrained(rows: np.ndarray, cols: np.ndarray, score: np.ndarray,
             count += 1
             if count >= m_hat:
                 break
-    picked = cand[chosen]
+    picked = np.flatnonzero(chosen)
     n = target.size
     taken = set((rows[picked].astype(np.int64) * n + cols[picked]).tolist())
     extra_r, extra_c = [], []
@@ -209,8 +379,8 @@ def _degree_constrained(rows: np.ndarray, cols: np.ndarray, score: np.ndarray,
     out_r = np.concatenate([rows[picked].astype(np.int64), np.array(extra_r, dtype=np.int64)])
     out_c = np.concatenate([cols[picked].astype(np.int64), np.array(extra_c, dtype=np.int64)])
     if count < m_hat:  # top up with the best pairs not yet taken
-        key = rows[cand].astype(np.int64) * n + cols[cand]
-        free = cand[~np.isin(key, np.fromiter(taken, dtype=np.int64, count=len(taken)))]
+        key = rows.astype(np.int64) * n + cols
+        free = np.flatnonzero(~np.isin(key, np.fromiter(taken, dtype=np.int64, count=len(taken))))
         more = free[: m_hat - count]
         out_r = np.concatenate([out_r, rows[more].astype(np.int64)])
         out_c = np.concatenate([out_c, cols[more].astype(np.int64)])

@@ -134,17 +134,27 @@ def tile_source(key: bytes, nonce: bytes, a: int, b: int) -> SecureRandom:
 
 
 def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator: int,
-                keys: np.ndarray) -> np.ndarray:
+                keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The packed words of tile (a, b): flips from ``source``, true edges XOR-ed in.
 
     Follows the randomness schedule of :func:`dpgraph.graph.dense.sample_packed_flips`
     restricted to the tile's words: bands of 64 rows, each drawing the words
     from max(first tile word, the band's diagonal word) on.  A single tile
     covering the matrix therefore reproduces the in-memory release exactly.
+
+    ``out``, a uint64 array at least the tile's shape (e.g. a full-size
+    buffer reused from tile to tile: no fresh pages to fault in), receives the
+    words in its top-left corner, which is returned; the rest of ``out`` is
+    left as it is.
     """
     n, directed = plan.n, plan.directed
     r0, r1, c0, c1 = plan.bounds(a, b)
-    out = np.zeros((r1 - r0, c1 - c0), dtype=np.uint64)
+    if out is None:
+        out = np.zeros((r1 - r0, c1 - c0), dtype=np.uint64)
+    else:
+        out = out[: r1 - r0, : c1 - c0]
+        if not directed and ((r1 - 1) >> 6) > c0:  # the bands below leave words left of the diagonal
+            out[...] = 0
     bands = [(s0, min(r1, s0 + 64), max(c0, 0 if directed else s0 >> 6))
              for s0 in range(r0, r1, 64)]
     bands = [band for band in bands if band[2] < c1]

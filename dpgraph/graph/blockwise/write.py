@@ -112,22 +112,27 @@ def _direct_chunk_dir(loc: StoreLocation, arr: Any) -> str | None:
 
 
 def _put_tile(arr: Any, chunk_dir: str | None, plan: TilePlan, a: int, b: int,
-              words: np.ndarray) -> None:
+              buffer: np.ndarray, words: np.ndarray) -> None:
+    """Store tile (a, b), whose words are the top-left corner ``words`` of ``buffer``.
+
+    A direct chunk is the whole full-size buffer (Zarr keeps edge chunks at
+    full size, padded with the fill value 0): written as it is, no copy.
+    """
     r0, r1, c0, c1 = plan.bounds(a, b)
     if chunk_dir is None:
         arr[r0:r1, c0:c1] = words
         return
-    full = (plan.tile_rows, plan.tile_words)
-    if words.shape != full:  # Zarr keeps edge chunks at full size, padded with the fill value
-        padded = np.zeros(full, dtype=np.uint64)
-        padded[: words.shape[0], : words.shape[1]] = words
-        words = padded
+    rows, cols = words.shape
+    if rows < buffer.shape[0]:  # an edge tile: zero the padding of the reused buffer
+        buffer[rows:] = 0
+    if cols < buffer.shape[1]:
+        buffer[:rows, cols:] = 0
     row_dir = os.path.join(chunk_dir, str(a))
     os.makedirs(row_dir, exist_ok=True)
     path = os.path.join(row_dir, str(b))
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(memoryview(np.ascontiguousarray(words)).cast("B"))
+    with open(tmp, "wb", buffering=0) as fh:
+        fh.write(memoryview(buffer).cast("B"))
     os.replace(tmp, path)  # a reader never sees half a chunk
 
 
@@ -141,18 +146,27 @@ TILES_PER_TASK = 4
 
 def _write_tiles(loc: StoreLocation, key: bytes, nonce: bytes, plan: TilePlan,
                  tiles: list[tuple[int, int]], numerator: int, keys: np.ndarray) -> int:
-    """Sample and store ``tiles``, each write overlapping the next tile's sampling."""
+    """Sample and store ``tiles``, each write overlapping the next tile's sampling.
+
+    Two full-size tile buffers take turns: one is sampled into while the
+    other is written, so no tile allocates fresh memory (whose page faults
+    cost a third of the sampling) and none is copied before writing.
+    """
     from concurrent.futures import ThreadPoolExecutor
 
     arr = loc.array("adjacency", "r+")
     chunk_dir = _direct_chunk_dir(loc, arr)
+    full = (min(plan.tile_rows, plan.n), min(plan.tile_words, plan.nw)) if chunk_dir is None \
+        else (plan.tile_rows, plan.tile_words)
+    buffers = [np.empty(full, dtype=np.uint64), np.empty(full, dtype=np.uint64)]
     with ThreadPoolExecutor(max_workers=1) as writer:
         pending = None
-        for a, b in tiles:
-            words = sample_tile(tile_source(key, nonce, a, b), plan, a, b, numerator, keys)
+        for k, (a, b) in enumerate(tiles):
+            buf = buffers[k % 2]  # the other buffer may still be being written
+            words = sample_tile(tile_source(key, nonce, a, b), plan, a, b, numerator, keys, out=buf)
             if pending is not None:
                 pending.result()  # at most one tile in flight: memory stays two tiles
-            pending = writer.submit(_put_tile, arr, chunk_dir, plan, a, b, words)
+            pending = writer.submit(_put_tile, arr, chunk_dir, plan, a, b, buf, words)
         if pending is not None:
             pending.result()
     return len(tiles)
