@@ -191,7 +191,7 @@ def test_bad_partitions():
 
 def test_communities_and_synthesize_validate_their_arguments():
     R = dpgraph.release(nx.karate_club_graph(), 3.0, seed=0)
-    with pytest.raises(ValueError, match="max_communities must be an int >= 1"):
+    with pytest.raises(ValueError, match="max_communities must be >= 1"):
         R.communities(max_communities=0)
     with pytest.raises(TypeError, match="max_communities"):
         R.communities(max_communities=2.5)

@@ -8,11 +8,11 @@ import json
 import networkx as nx
 import numpy as np
 import pytest
+from _data import data_missing
 
 from dpgraph import datasets
 from dpgraph.cli import build_parser
 from dpgraph.experiments import signed, signed_data
-from _data import data_missing
 
 
 def _ratings_graph(n: int = 120, seed: int = 1) -> nx.DiGraph:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...core.estimate import Z95, Estimate, FiellerInterval, project
 from ...core.estimators import Channel
-from ...validation import check_bool
+from ...validation import Boolean, Integer, Optional, check_bool
 from .._memory import check_fits
 
 
@@ -113,33 +113,10 @@ def _block_rows(n: int) -> int:
     return max(1, min(n, (1 << 21) // max(n, 1)))
 
 
-def _check_seed(seed: Any) -> int | None:
-    """Validate a post-processing ``seed``: None or a non-negative int."""
-    import numbers
-
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be None or a non-negative int, got {type(seed).__name__}")
-    if int(seed) < 0:
-        raise ValueError(f"seed must be None or a non-negative int, got {int(seed)}")
-    return int(seed)
-
-
-def _check_max_communities(max_communities: Any) -> int:
-    """Validate ``max_communities``: an int >= 1."""
-    import numbers
-
-    if isinstance(max_communities, (bool, np.bool_)) or not isinstance(
-        max_communities, numbers.Integral
-    ):
-        raise TypeError(
-            f"max_communities must be an int >= 1, got {type(max_communities).__name__}"
-        )
-    if int(max_communities) < 1:
-        raise ValueError(f"max_communities must be an int >= 1, got {int(max_communities)}")
-    return int(max_communities)
-
+# Declared constraints shared by the analytics (see dpgraph.validation.validate_params).
+PROPER = Boolean()
+PROGRESS = Optional(Boolean())
+SEED = Optional(Integer(minimum=0))
 
 
 def check_proper(proper: Any) -> bool:

@@ -44,18 +44,18 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
+from ...validation import Integer, Interval, Options, validate_params
 from .._memory import check_fits
 from ..encoding import canonical_node_order
 from ..protocol import Release
 from . import _candidates as cl
 from ._pairsplit import PairSplit
 from ._shared import (
-    _check_max_communities,
-    _check_seed,
+    PROPER,
+    SEED,
     _entry_map,
     _undirected,
     analytic,
-    check_proper,
     finish,
 )
 from .counts import number_of_edges
@@ -137,33 +137,6 @@ class Communities:
                 f"method={self.method!r}, chosen={self.chosen!r})")
 
 
-def _check_fraction(x: Any, name: str, lo: float, hi: float) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or not (lo < x < hi):
-        raise ValueError(f"{name} must be a number in ({lo:g}, {hi:g}), got {x!r}")
-    return float(x)
-
-
-def _check_args(method: Any, knn: Any, holdout: Any, select: Any, margin: Any,
-                resolution: Any) -> tuple[int, float, float]:
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}, got {method!r}")
-    if isinstance(knn, (bool, np.bool_)) or not isinstance(knn, numbers.Integral):
-        raise TypeError(f"knn must be an int >= 1, got {type(knn).__name__}")
-    if int(knn) < 1:
-        raise ValueError(f"knn must be an int >= 1, got {int(knn)}")
-    holdout = _check_fraction(holdout, "holdout", 0.0, 1.0)
-    if isinstance(select, (bool, np.bool_)) or not isinstance(select, numbers.Real) \
-            or not 0 <= select < 1 - holdout:
-        raise ValueError(f"select must be a number in [0, 1 - holdout) = [0, {1 - holdout:g}), "
-                         f"got {select!r}")
-    if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, numbers.Real) or margin < 0:
-        raise ValueError(f"margin must be a number >= 0, got {margin!r}")
-    if isinstance(resolution, (bool, np.bool_)) or not isinstance(resolution, numbers.Real) \
-            or not resolution > 0:
-        raise ValueError(f"resolution must be a number > 0, got {resolution!r}")
-    return int(knn), holdout, float(select)
-
-
 def _memory_needed(R: Any, ell: int, knn: int) -> int:
     """Bytes of the largest working set: the finding copy, the eigen blocks, the neighbour graph."""
     n = R.number_of_nodes()
@@ -196,6 +169,13 @@ def _candidates(method: str, X: np.ndarray, q: int, noise_sq: float, knn: int, o
 
 
 @analytic
+@validate_params(method=Options(*METHODS), max_communities=Integer(minimum=1),
+                 holdout=Interval(numbers.Real, 0, 1, closed="neither", example="0.1"),
+                 select=Interval(numbers.Real, 0, 1, closed="left", example="0.05"),
+                 knn=Integer(minimum=1), seed=SEED,
+                 margin=Interval(numbers.Real, 0, None, example="0.03"),
+                 resolution=Interval(numbers.Real, 0, None, closed="neither", example="1"),
+                 proper=PROPER)
 def communities(
     R: Release,
     method: str = "auto",
@@ -311,10 +291,9 @@ def communities(
     True
     """
     _undirected(R, "community detection")
-    max_communities = _check_max_communities(max_communities)
-    knn, holdout, select = _check_args(method, knn, holdout, select, margin, resolution)
-    proper = check_proper(proper)
-    seed = _check_seed(seed)
+    if not select < 1 - holdout:  # the one joint constraint; each alone is declared
+        raise ValueError(f"select must be below 1 - holdout = {1 - holdout:g}, got {select!r}; "
+                         "lower select or holdout")
     n = R.number_of_nodes()
     nodes = R.nodes
     trivial = [frozenset(nodes)]

@@ -16,8 +16,10 @@ import numpy as np
 
 from ...core.estimate import Estimate
 from ...core.estimators import count_estimate, unbiased_estimate
+from ...validation import validate_params
 from ..protocol import Release
 from ._shared import (
+    PROPER,
     _check_release,
     _has_node,
     _observed_degrees,
@@ -86,6 +88,7 @@ class NodeEstimates:
 
 
 @analytic
+@validate_params(proper=PROPER)
 def number_of_edges(R: Release, proper: bool = True) -> Estimate:
     """Estimate of the number of edges of the input graph, networkx's ``number_of_edges``.
 
@@ -119,6 +122,7 @@ def number_of_edges(R: Release, proper: bool = True) -> Estimate:
 
 
 @analytic
+@validate_params(proper=PROPER)
 def density(R: Release, proper: bool = True) -> Estimate:
     """Estimate of the density m / N (N = number of vertex pairs), in [0, 1].
 
@@ -148,6 +152,7 @@ def _degree_estimate(R: Any, proper: bool) -> Estimate:
 
 
 @analytic
+@validate_params(proper=PROPER)
 def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     """Estimated degree of a node, or node-keyed degrees, like ``networkx`` ``G.degree``.
 
@@ -203,6 +208,7 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
 
 
 @analytic
+@validate_params(proper=PROPER)
 def volume(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     """Estimate of the volume (degree sum) of a node set S, networkx's ``volume``.
 
@@ -249,6 +255,7 @@ def volume(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
 
 
 @analytic
+@validate_params(proper=PROPER)
 def density_between(R: Release, S: Iterable[Hashable], T: Iterable[Hashable],
                     proper: bool = True) -> Estimate:
     """Unbiased estimate of the edge density between disjoint node sets S and T.

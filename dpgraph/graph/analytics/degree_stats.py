@@ -17,6 +17,7 @@ from ...validation import Integer, Interval, Optional, Options, validate_params
 from .._memory import available_memory
 from ..protocol import Release
 from ._shared import (
+    PROPER,
     Z95,
     _cache,
     _entry_map,
@@ -67,6 +68,7 @@ def degree_moments(R: Release) -> dict:
 
 
 @analytic
+@validate_params(proper=PROPER)
 def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
     """Degree assortativity (networkx's Pearson coefficient) from unbiased moments.
 

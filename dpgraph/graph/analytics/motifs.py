@@ -13,6 +13,7 @@ would exceed its budget.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -20,12 +21,15 @@ import numpy as np
 from scipy.special import ndtr
 
 from ...core.estimate import BoundInterval, Estimate
+from ...validation import Boolean, Integer, Interval, Optional, validate_params
 from ..protocol import Release
 from ._clustering import ClusteringSets
 from ._shared import (
+    PROGRESS,
+    PROPER,
+    SEED,
     Z95,
     _cache,
-    _check_seed,
     _entry_map,
     _undirected,
     analytic,
@@ -40,6 +44,10 @@ from .triangle_planning import CostLimitError, TrianglePlan, _check_budget, tria
 __all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
            "local_clustering",
            "transitivity", "triangle_plan", "triangle_statistics", "triangles", "wedges"]
+
+# The cost budget every triangle analytic accepts (declared once, checked at the boundary).
+_BUDGET = dict(budget_seconds=Interval(numbers.Real, 0, None, closed="neither", example="30"),
+               max_memory=Optional(Integer(minimum=1)))
 
 
 @dataclass(frozen=True)
@@ -259,8 +267,6 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
         return cache["tri"]
     if plan.mode == "refused":
         raise CostLimitError(plan.reason)
-    if seed is not None:
-        seed = _check_seed(seed)
     counter = TriangleCounter(R) if counter is None else counter
     k = _constants(R)
     path = plan.cost.path
@@ -287,6 +293,7 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
 
 
 @analytic
+@validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET, sample=Boolean(), seed=SEED)
 def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
               budget_seconds: float = 30.0, max_memory: int | None = None, sample: bool = True,
               seed: int | None = None) -> Estimate:
@@ -347,6 +354,7 @@ def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
 
 
 @analytic
+@validate_params(proper=PROPER, progress=PROGRESS)
 def wedges(R: Release, proper: bool = True,
            progress: bool | None = None) -> Estimate:
     """Estimate of the number of wedges (2-paths), sum_v C(deg v, 2), unbiased.
@@ -403,6 +411,7 @@ def _wedge_statistics(R: Any) -> tuple[float, float]:
 
 
 @analytic
+@validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET, sample=Boolean(), seed=SEED)
 def transitivity(R: Release, proper: bool = True, progress: bool | None = None, *,
                  budget_seconds: float = 30.0, max_memory: int | None = None,
                  sample: bool = True, seed: int | None = None) -> Estimate:
@@ -500,6 +509,7 @@ class _LevelSets:
 
 
 @analytic
+@validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET)
 def average_clustering(R: Release, proper: bool = True, progress: bool | None = None, *,
                        budget_seconds: float = 30.0, max_memory: int | None = None
                        ) -> Estimate:

@@ -17,8 +17,10 @@ import numpy as np
 
 from ...core.estimate import Estimate
 from ...core.estimators import count_estimate, unbiased_estimate
+from ...validation import validate_params
 from ..protocol import Release
 from ._shared import (
+    PROPER,
     _entry_map,
     _observed_degrees,
     _undirected,
@@ -181,6 +183,7 @@ def _bootstrap_moments(R: Any, O: np.ndarray, sizes: np.ndarray) -> tuple[float,
 
 
 @analytic
+@validate_params(proper=PROPER)
 def modularity(R: Release, partition: Iterable[Iterable[Hashable]],
                proper: bool = True) -> Estimate:
     """Debiased Newman modularity of a partition of the nodes.

@@ -14,12 +14,14 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ...validation import Integer, Optional, validate_params
 from .._memory import Alternative, check_call_fits, gib, release_kind, sparse_release_alternative
 from ..convert import blocks_to_networkx, edge_blocks, networkx_bytes
 from ..encoding import pair_from_index, pair_index
 from ..protocol import Release
 from ._shared import (
-    _check_seed,
+    PROGRESS,
+    SEED,
     _observed_degrees,
     _undirected,
     analytic,
@@ -36,6 +38,7 @@ _CAND_BYTES = 28  # a candidate: row, column (int32), prior (float32), score, ti
 
 
 @analytic
+@validate_params(rank=Optional(Integer(minimum=1)), seed=SEED, progress=PROGRESS)
 def synthesize(
     R: Release,
     rank: int | None = None,
@@ -116,7 +119,6 @@ def synthesize(
     (80, True)
     """
     _undirected(R, "synthesize")
-    seed = _check_seed(seed)
     n, N = R.number_of_nodes(), R.number_of_pairs()
     if rank is not None and not (1 <= int(rank) <= n - 2):
         raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
