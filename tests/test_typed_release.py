@@ -12,14 +12,15 @@ from scipy import stats
 
 import dpgraph
 from dpgraph.audit import neighbour_audit
-from dpgraph.core import rr_probabilities
+from dpgraph.core import Universe, rr_probabilities
+from dpgraph.core import sampling as core_sampling
 from dpgraph.core.randomness import SeededRandom
+from dpgraph.core.sampling import kary_words
 from dpgraph.exceptions import DroppedAttributesWarning
 from dpgraph.graph.adjacency import Adjacency, PackedWords, ValuedAdjacency
 from dpgraph.graph.encoding import encode_graph
-from dpgraph.graph.typed import sampler as typed_sampler
 from dpgraph.graph.typed.encoding import encode_typed, tie_values, value_bits
-from dpgraph.graph.typed.sampler import kary_words, sample_shift_planes
+from dpgraph.graph.typed.sampler import sample_shift_planes
 
 warnings.filterwarnings("ignore", category=dpgraph.SeededReleaseWarning)
 
@@ -83,10 +84,23 @@ def test_shift_sampler_pmf_exact(K):
 def test_numba_and_numpy_rounds_give_the_same_planes(monkeypatch):
     rr = rr_probabilities(1.3, 5)
     a = sample_shift_planes(300, True, rr, SeededRandom(4))
-    monkeypatch.setattr(typed_sampler, "_KERNELS", None)
-    monkeypatch.setitem(typed_sampler._NUMBA_STATE, "tried", True)
+    monkeypatch.setattr(core_sampling, "_KERNELS", None)
+    monkeypatch.setitem(core_sampling._NUMBA_STATE, "tried", True)
     b = sample_shift_planes(300, True, rr, SeededRandom(4))
     assert np.array_equal(a, b)
+
+
+def test_tie_values_stand_on_the_core_universe():
+    """The universe of a pair is the core's Universe([None, *values]); index_of goes through it."""
+    ties = tie_values("kind", ["friend", ("a", 1), 3])
+    assert isinstance(ties.universe, Universe) and ties.K == ties.universe.K == 4
+    assert ties.universe.decode([0, 1, 2, 3]).tolist() == [None, "friend", ("a", 1), 3]
+    assert [ties.index_of(v) for v in ties.values] == [1, 2, 3]
+    assert ties.indices(["friend", "x", None, [1], 3.0]).tolist() == [1, -1, 0, -1, 3]
+    for bad in ("secret", None, [1]):
+        with pytest.raises(ValueError, match="value is not one of the 3 declared") as info:
+            ties.index_of(bad)
+        assert "secret" not in str(info.value)
 
 
 @pytest.mark.filterwarnings("ignore::dpgraph.exceptions.DroppedAttributesWarning")  # untyped on purpose

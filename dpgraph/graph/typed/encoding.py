@@ -3,7 +3,9 @@
 A typed release stores one value per vertex pair from a universe declared by
 the curator before looking at the data: index 0 is "no tie", indices
 1..K-1 are the declared tie values (kinds of relationship, or bins of a
-numeric edge attribute).  The universe is never read from the data: the
+numeric edge attribute).  It is the core's
+:class:`~dpgraph.core.universe.Universe` of the labels [None, v_1, ...,
+v_{K-1}] (None, never a tie value, stands for "no tie").  The universe is never read from the data: the
 values present in a graph would reveal which kinds of tie occur.  A tie
 whose attribute is missing, not declared, NaN or infinite is refused, and the
 message gives a count, never the offending value.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from numbers import Real
 from operator import is_, itemgetter, methodcaller
@@ -23,6 +25,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ...core.sampling import value_bits
+from ...core.universe import Universe
 from ..encoding import EncodedGraph, pair_index
 
 __all__ = ["MAX_TIE_VALUES", "TieValues", "encode_typed", "tie_values", "value_bits"]
@@ -34,23 +38,8 @@ MAX_TIE_VALUES = 255
 _NO_TIE_WORDS = ("no tie", "none", "")
 
 
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
-
-def value_bits(K: int) -> int:
-    """Bit planes needed to store a value index 0..K-1: ceil(log2 K).
-
-    Examples
-    --------
-    >>> value_bits(2), value_bits(3), value_bits(4), value_bits(5)
-    (1, 2, 2, 3)
-    """
-    return max(1, (int(K) - 1).bit_length())
+#: The label of "no tie" (value index 0) in the universe of a typed release.
+NO_TIE = None
 
 
 @dataclass(frozen=True)
@@ -68,16 +57,36 @@ class TieValues:
     bins : tuple of float or None
         For a numeric attribute, the bin edges b_0 < ... < b_{K-1}: tie value
         i covers [b_i, b_{i+1}) (the last bin includes its right edge).
+    universe : Universe
+        The core's universe of a pair's values, labels [None, *values]
+        (derived; None is "no tie").
     """
 
     edge_attr: Hashable
     values: tuple
     bins: tuple | None = None
+    universe: Universe = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "universe", Universe((NO_TIE, *self.values)))
 
     @property
     def K(self) -> int:
         """Size of the universe of a pair: the tie values plus "no tie"."""
-        return len(self.values) + 1
+        return self.universe.K
+
+    def indices(self, values: Sequence) -> np.ndarray:
+        """Value index of each of ``values``: 1..K-1 for a declared tie value, else 0 or -1.
+
+        0 for None ("no tie"), -1 for anything else not declared; no error
+        (the caller counts the refused ones without showing them).
+
+        Examples
+        --------
+        >>> tie_values("kind", ["a", "b"]).indices(["b", "z", None]).tolist()
+        [2, -1, 0]
+        """
+        return self.universe.lookup(np.fromiter(values, dtype=object, count=len(values)))
 
     def index_of(self, value: Any, name: str = "value") -> int:
         """Value index (1..K-1) of a declared tie value; ValueError naming ``name`` otherwise.
@@ -87,11 +96,8 @@ class TieValues:
         >>> tie_values("kind", ["friend", "family"]).index_of("family")
         2
         """
-        try:
-            idx = {v: i + 1 for i, v in enumerate(self.values)}.get(value)
-        except TypeError:  # unhashable
-            idx = None
-        if idx is not None:
+        idx = int(self.indices([value])[0])
+        if idx >= 1:
             return idx
         raise ValueError(f"{name} is not one of the {len(self.values)} declared tie values of this "
                          f"release; pick one of R.tie_values.values")
@@ -218,13 +224,9 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
                              f"[{edges[0]:g}, {edges[-1]:g}]; widen bins= in advance")
         idx = np.searchsorted(edges, x, side="right")
         return np.minimum(idx, edges.size - 1).astype(np.int64)
-    lookup = {v: i + 1 for i, v in enumerate(ties.values)}
-    try:  # dict look-ups at C speed; 0 where a value is not declared
-        out = np.fromiter(map(lookup.get, attrs, repeat(0)), dtype=np.int64, count=len(attrs))
-    except TypeError:  # an unhashable attribute: one at a time
-        out = np.array([lookup.get(a, 0) if _hashable(a) else 0 for a in attrs], dtype=np.int64)
+    out = ties.indices(attrs).astype(np.int64, copy=False)  # <= 0: None or not declared
     nonfinite = unknown = 0
-    for k in np.flatnonzero(out == 0).tolist():
+    for k in np.flatnonzero(out <= 0).tolist():
         a = attrs[k]
         if isinstance(a, (float, np.floating)) and not math.isfinite(a):
             nonfinite += 1
