@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from numbers import Real
@@ -99,8 +99,61 @@ class TieValues:
         idx = int(self.indices([value])[0])
         if idx >= 1:
             return idx
-        raise ValueError(f"{name} is not one of the {len(self.values)} declared tie values of this "
-                         f"release; pick one of R.tie_values.values")
+        raise ValueError(f"{name} is not one of the {len(self.values)} declared tie values; pick "
+                         "one of them (a release's R.tie_values.values)")
+
+    def row_function(self, value: Any = None, weights: Any = None) -> np.ndarray:
+        """phi on the K values of a pair: [x = value], the declared weights, or [x is a tie].
+
+        The row function of a typed count (the release's estimators) and of
+        its planned std (the planner).
+
+        Parameters
+        ----------
+        value : a declared tie value, optional
+        weights : mapping {tie value: finite weight}, optional
+            Values not listed weigh 0; "no tie" always weighs 0.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (K,)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming ``value`` or ``weights``: both given, an undeclared value, a
+            weight that is not a real number (a string or a bool), a NaN or
+            infinite weight, all weights 0.
+
+        Examples
+        --------
+        >>> ties = tie_values("sign", ["-", "+"])
+        >>> ties.row_function(value="+").tolist(), ties.row_function(weights={"-": -1, "+": 1}).tolist()
+        ([0.0, 0.0, 1.0], [0.0, -1.0, 1.0])
+        """
+        phi = np.zeros(self.K)
+        if value is not None and weights is not None:
+            raise TypeError("pass value= (ties of one value) or weights= (a weighted count), not both")
+        if weights is not None:
+            if not isinstance(weights, Mapping):
+                raise TypeError("weights must be a mapping {tie value: weight}, e.g. {'trust': 1, "
+                                "'distrust': -1}")
+            for key, w in weights.items():
+                idx = self.index_of(key, "weights has a key that")
+                if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real):
+                    raise TypeError("weights must map tie values to real numbers (not strings "
+                                    "or booleans)")
+                if not math.isfinite(float(w)):
+                    raise ValueError("weights must be finite (no NaN or infinite weight)")
+                phi[idx] = float(w)
+            if not np.any(phi != 0):
+                raise ValueError("weights gives every tie value weight 0; the count would be 0")
+            return phi
+        if value is not None:
+            phi[self.index_of(value, "value")] = 1.0
+            return phi
+        phi[1:] = 1.0
+        return phi
 
     def to_json(self) -> dict:
         """The public description written into a release file."""
