@@ -143,6 +143,7 @@ def test_lookup_marks_non_labels_and_agrees_with_encode(labels, X, want):
             X[k] = v
     got = U.lookup(X)
     assert got.tolist() == want
+    assert U.lookup(list(X)).tolist() == want  # a list: Python objects, one dict look-up each
     ok = got >= 0
     assert U.encode(X[ok]).tolist() == got[ok].tolist()
     with pytest.raises(ValueError, match=f"X has {int((~ok).sum())} value"):

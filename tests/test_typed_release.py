@@ -38,10 +38,10 @@ def _typed_graph(n: int, K: int, density: float, seed: int, directed: bool = Fal
 def _truth_and_release(G: nx.Graph, K: int, eps: float, seed: int):
     values = [f"v{k}" for k in range(1, K)]
     R = dpgraph.release(G, eps, seed=seed, directed=G.is_directed(), edge_attr="kind", values=values)
-    enc = encode_graph(G, directed=G.is_directed())
+    enc = encode_graph(G, directed=G.is_directed(), edge_data=True)
     n = R.number_of_nodes()
     X = np.zeros((n, n), dtype=np.int64)
-    X[enc.rows, enc.cols] = encode_typed(G, enc, R.tie_values)
+    X[enc.rows, enc.cols] = encode_typed(enc, R.tie_values)
     if G.is_directed():
         i, j = np.nonzero(~np.eye(n, dtype=bool))
     else:
@@ -195,9 +195,9 @@ def test_bins_map_a_numeric_attribute():
     G.add_edge(0, 1, w=-3.5)
     G.add_edge(1, 2, w=0.0)
     G.add_edge(2, 3, w=10.0)  # the last bin includes its right edge
-    enc = encode_graph(G)
+    enc = encode_graph(G, edge_data=True)
     ties = tie_values("w", bins=[-10, 0, 3, 10])
-    assert encode_typed(G, enc, ties).tolist() == [1, 2, 3]
+    assert encode_typed(enc, ties).tolist() == [1, 2, 3]
     R = dpgraph.release(G, 50.0, seed=0, edge_attr="w", bins=[-10, 0, 3, 10],
                         values=["neg", "low", "high"])
     assert {k for _, _, k in R.to_networkx().edges(data="w")} <= {"neg", "low", "high"}
@@ -216,6 +216,8 @@ SECRET = "secret-kind-7f3a"
     ({"values": [f"v{k}" for k in range(256)]}, ValueError, "at most 255"),
     ({"bins": [0, float("inf")]}, ValueError, "bins must be finite"),
     ({"bins": [0, 2, 1]}, ValueError, "strictly increasing"),
+    ({"bins": ["0", "1", "2"]}, TypeError, "bins must hold real numbers"),
+    ({"bins": [False, True]}, TypeError, "bins must hold real numbers"),
     ({}, ValueError, "declared in advance"),
 ])
 def test_bad_declarations_name_the_argument(kwargs, exc, match):
@@ -242,6 +244,18 @@ def test_undeclared_missing_and_nonfinite_values_are_refused_without_echo():
     with pytest.raises(ValueError, match="outside the declared bins") as info:
         dpgraph.release(G, 1.0, seed=0, edge_attr="w", bins=[0, 1, 2])
     assert "123.25" not in str(info.value)
+
+
+@pytest.mark.parametrize("secret", ["1.375", b"1.375", True, np.True_, None, 1 + 0j])
+def test_bins_refuse_attributes_that_are_not_real_numbers(secret):
+    """A string holding a number, a bool: refused for bins=, counted, naming the attribute."""
+    G = nx.Graph([(0, 1, {"w": 0.5}), (1, 2, {"w": secret}), (2, 3, {"w": np.float32(1.5)})])
+    with pytest.raises(TypeError, match="1 edge\\(s\\) of G have an edge attribute 'w' that is not "
+                       "a real number") as info:
+        dpgraph.release(G, 1.0, seed=0, edge_attr="w", bins=[0, 1, 2])
+    assert "1.375" not in str(info.value) and "True" not in str(info.value)
+    G.edges[1, 2]["w"] = 1  # an int is a number
+    assert dpgraph.release(G, 1.0, seed=0, edge_attr="w", bins=[0, 1, 2]).adjacency.K == 3
 
 
 def test_typed_release_refuses_what_it_does_not_support():
@@ -278,6 +292,13 @@ def test_other_attributes_are_dropped_with_a_warning_the_typed_one_is_not():
     G.edges[0, 1]["time"] = 5
     with pytest.warns(DroppedAttributesWarning, match="other than 'kind'"):
         dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
+    # every edge is looked at, not one edge a node: (1, 2) is no node's first edge in K4
+    for directed in (False, True):
+        H = nx.complete_graph(4, create_using=nx.DiGraph if directed else nx.Graph)
+        nx.set_edge_attributes(H, "a", "kind")
+        H.edges[1, 2]["time"] = 5
+        with pytest.warns(DroppedAttributesWarning, match="other than 'kind'"):
+            dpgraph.release(H, 1.0, seed=0, directed=directed, edge_attr="kind", values=["a"])
     with pytest.raises(ValueError, match="max_edges="):
         dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], max_edges=10)
 
@@ -296,13 +317,13 @@ def test_typed_encoding_with_a_wider_public_vertex_set(directed):
     G = _typed_graph(60, 4, 0.1, seed=8, directed=directed)
     G = nx.relabel_nodes(G, {v: f"n{59 - v:02d}" for v in G})  # insertion order != canonical order
     nodes = [f"n{k:02d}" for k in range(70)]
-    enc = encode_graph(G, directed=directed)
+    enc = encode_graph(G, directed=directed, edge_data=True)
     direct = dict(zip(zip(enc.rows.tolist(), enc.cols.tolist()),
-                      encode_typed(G, enc, tie_values("kind", ["v1", "v2", "v3"])).tolist()))
+                      encode_typed(enc, tie_values("kind", ["v1", "v2", "v3"])).tolist()))
     from dpgraph.graph.inputs import read_input
 
-    wide = read_input(G, directed=directed, nodes=nodes)
-    x = encode_typed(G, wide, tie_values("kind", ["v1", "v2", "v3"]))
+    wide = read_input(G, directed=directed, nodes=nodes, edge_data=True)
+    x = encode_typed(wide, tie_values("kind", ["v1", "v2", "v3"]))
     for r, c, v in zip(wide.rows.tolist(), wide.cols.tolist(), x.tolist()):
         u, w = wide.index.nodes[r], wide.index.nodes[c]
         assert f"v{v}" == G.edges[u, w]["kind"]

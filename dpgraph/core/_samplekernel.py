@@ -78,45 +78,40 @@ def sparse_round(out, alive, und, draws, bit, count):  # pragma: no cover - comp
 
 
 @nb.njit(cache=True, nogil=True)
-def kary_dense_rounds(draws, tbits, lt, und):  # pragma: no cover - compiled
-    """The first rounds against every threshold j (bits ``tbits[j]``) for every word.
+def kary_dense_rounds(draws, tbits, lt, alive, open_und):  # pragma: no cover - compiled
+    """The first rounds against every threshold j (bits ``tbits[j]``) for every word; compacts.
 
-    ``lt[j]`` collects the lanes decided below threshold j, ``und[j]`` the
-    lanes still open.  Blocks of words, each threshold's state for a block
-    in a small buffer, so the block's draws and state stay in the L1 cache
-    while every threshold reads them.
+    ``lt[j]`` collects the lanes decided below threshold j.  Writes the
+    indices of the words with a lane still open against some threshold to
+    ``alive`` and their open lanes to ``open_und`` (one row a word, one
+    column a threshold); returns how many.  Blocks of words, each block's
+    state in a small buffer, so the block's draws and state stay in the L1
+    cache while every threshold reads them and while the block is compacted.
     """
     rounds, c = draws.shape
     J = lt.shape[0]
-    lo = np.empty(_BLOCK, dtype=np.uint64)
-    uo = np.empty(_BLOCK, dtype=np.uint64)
+    o = np.empty(_BLOCK, dtype=np.uint64)
+    und = np.empty((J, _BLOCK), dtype=np.uint64)
+    count = 0
     for i0 in range(0, c, _BLOCK):
-        i1 = min(c, i0 + _BLOCK)
-        o = lo[: i1 - i0]
-        u = uo[: i1 - i0]
+        w = min(c, i0 + _BLOCK) - i0
         for j in range(J):
-            o[:] = 0
+            out = o[:w]
+            u = und[j, :w]
+            out[:] = 0
             u[:] = _ALL
             for k in range(rounds):
-                compare_round(draws[k, i0:i1], tbits[j, k], o, u)
-            lt[j, i0:i1] = o
-            und[j, i0:i1] = u
-
-
-@nb.njit(cache=True, nogil=True)
-def kary_compact(und, alive, open_und):  # pragma: no cover - compiled
-    """Indices of the words with an open lane (any threshold) and their open lanes; returns how many."""
-    J, c = und.shape
-    count = 0
-    for i in range(c):
-        o = np.uint64(0)
-        for j in range(J):
-            o |= und[j, i]
-        if o != 0:
-            alive[count] = i
+                compare_round(draws[k, i0 : i0 + w], tbits[j, k], out, u)
+            lt[j, i0 : i0 + w] = out
+        for i in range(w):  # compact the block's open words while they are in cache
+            any_open = np.uint64(0)
             for j in range(J):
-                open_und[count, j] = und[j, i]
-            count += 1
+                any_open |= und[j, i]
+            if any_open != 0:
+                alive[count] = i0 + i
+                for j in range(J):
+                    open_und[count, j] = und[j, i]
+                count += 1
     return count
 
 

@@ -120,16 +120,16 @@ _NUMBA_STATE = {"tried": False}
 
 
 def _numba_kernels():
-    """(dense_rounds, sparse_round, kary_dense_rounds, kary_compact, kary_sparse_round,
-    count_planes) compiled by numba, or None without numba."""
+    """(dense_rounds, sparse_round, kary_dense_rounds, kary_sparse_round, count_planes)
+    compiled by numba, or None without numba."""
     global _KERNELS
     if _KERNELS is None and not _NUMBA_STATE["tried"]:
         _NUMBA_STATE["tried"] = True
         from .._numba import load_kernels
 
         _KERNELS = load_kernels("dpgraph.core._samplekernel", (
-            "dense_rounds", "sparse_round", "kary_dense_rounds", "kary_compact",
-            "kary_sparse_round", "count_planes"))
+            "dense_rounds", "sparse_round", "kary_dense_rounds", "kary_sparse_round",
+            "count_planes"))
     return _KERNELS
 
 
@@ -313,15 +313,13 @@ def _kary_chunk_numpy(c: int, tbits: np.ndarray, source: RandomSource) -> np.nda
 
 def _kary_chunk_numba(c: int, tbits: np.ndarray, source: RandomSource) -> np.ndarray:
     """:func:`_kary_chunk_numpy` with the rounds in numba: same draws, same lanes."""
-    _, _, dense, compact, sparse, _ = _numba_kernels()
+    _, _, dense, sparse, _ = _numba_kernels()
     J = tbits.shape[0]
     draws = source.uint64(_KARY_DENSE_ROUNDS * c).reshape(_KARY_DENSE_ROUNDS, c)
     lt = np.empty((J, c), dtype=np.uint64)
-    und = np.empty((J, c), dtype=np.uint64)
-    dense(draws, tbits, lt, und)
     alive = np.empty(c, dtype=np.int64)
     open_und = np.empty((c, J), dtype=np.uint64)
-    count = compact(und, alive, open_und)
+    count = dense(draws, tbits, lt, alive, open_und)
     k = _KARY_DENSE_ROUNDS
     while count and k < 64:
         count = sparse(lt, open_und, alive, source.uint64(count), tbits[:, k], count)
@@ -384,7 +382,7 @@ def kary_words(n_words: int, rr: RRProbabilities, source: RandomSource) -> np.nd
         lt = chunk(c, tbits, source)
         if kernels is not None:
             S = np.zeros((B, c), dtype=np.uint64)  # contiguous rows: the counter vectorizes
-            kernels[5](lt, S)
+            kernels[4](lt, S)
             out[:, a : a + c] = S
             continue
         S = out[:, a : a + c]

@@ -127,14 +127,17 @@ class Universe:
         """Value indices of the entries of X, -1 where an entry is not a label (no error).
 
         For callers with their own message for values outside the universe.
-        A one-dimensional object array holds any labels (tuples included),
-        one a row.
+        A list is read as Python objects, one label a row (tuples included),
+        with one dict look-up each and no conversion to an array; anything
+        else goes through ``numpy.asarray`` as for :meth:`encode`.
 
         Examples
         --------
         >>> Universe(["a", "b"]).lookup(["b", "z", "a"]).tolist()
         [1, -1, 0]
         """
+        if isinstance(X, list):
+            return self._dict_codes(X)
         return self._codes(X if isinstance(X, np.ndarray) else np.asarray(X))
 
     def _codes(self, arr: np.ndarray) -> np.ndarray:
@@ -171,16 +174,16 @@ class Universe:
             out[too_big] = -1
         return out
 
-    def _dict_codes(self, flat: np.ndarray) -> np.ndarray:
+    def _dict_codes(self, flat: np.ndarray | list) -> np.ndarray:
         """Dict look-ups of any labels; -1 for the others (unhashable ones included)."""
         get = self._index.get
-        if flat.dtype != object:  # strings, or numbers against other labels: each distinct value once
-            try:
+        if isinstance(flat, np.ndarray) and flat.dtype != object:
+            try:  # strings, or numbers against other labels: each distinct value once
                 uniq, inverse = np.unique(flat, return_inverse=True)
                 return np.array([get(u, -1) for u in uniq.tolist()], dtype=np.intp)[inverse]
             except TypeError:
                 pass
-        items = flat.tolist()
+        items = flat.tolist() if isinstance(flat, np.ndarray) else flat
         try:  # one dict look-up a row at C speed
             return np.fromiter(map(get, items, repeat(-1)), dtype=np.intp, count=len(items))
         except TypeError:  # an unhashable entry: one at a time

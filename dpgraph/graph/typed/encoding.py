@@ -17,19 +17,19 @@ import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
+from itertools import repeat
 from numbers import Real
-from operator import is_, itemgetter, methodcaller
+from operator import is_
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from ...core.sampling import value_bits
 from ...core.universe import Universe
-from ..encoding import EncodedGraph, pair_index
+from ..encoding import EncodedGraph
 
-__all__ = ["MAX_TIE_VALUES", "TieValues", "encode_typed", "tie_values", "value_bits"]
+__all__ = ["MAX_TIE_VALUES", "NO_TIE", "TieValues", "encode_typed", "has_other_attributes",
+           "tie_values", "value_bits"]
 
 #: At most this many tie values (K <= 256, 8 bit planes): every typed query
 #: visits each value, and a file stores at most 8 planes.
@@ -86,7 +86,7 @@ class TieValues:
         >>> tie_values("kind", ["a", "b"]).indices(["b", "z", None]).tolist()
         [2, -1, 0]
         """
-        return self.universe.lookup(np.fromiter(values, dtype=object, count=len(values)))
+        return self.universe.lookup(values if isinstance(values, list) else list(values))
 
     def index_of(self, value: Any, name: str = "value") -> int:
         """Value index (1..K-1) of a declared tie value; ValueError naming ``name`` otherwise.
@@ -209,10 +209,11 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
     if bins is not None:
         if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
             raise TypeError("bins must be a sequence of bin edges, e.g. bins=[-10, 0, 3, 10]")
-        try:
-            edges = tuple(float(b) for b in bins)
-        except (TypeError, ValueError):
-            raise TypeError("bins must hold real numbers (the bin edges)") from None
+        edges = tuple(bins)
+        if not all(_is_number(type(b)) for b in edges):
+            raise TypeError("bins must hold real numbers (the bin edges), not strings or "
+                            "booleans, e.g. bins=[-10, 0, 3, 10]")
+        edges = tuple(float(b) for b in edges)
         if len(edges) < 2:
             raise ValueError("bins needs at least 2 edges (one bin), e.g. bins=[0, 1, 10]")
         if not all(math.isfinite(b) for b in edges):
@@ -253,19 +254,27 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
     return TieValues(edge_attr, labels, edges)
 
 
+def _is_number(t: type) -> bool:
+    """A real-number type other than bool (a string or a bool is not a bin's number)."""
+    return issubclass(t, Real) and not issubclass(t, (bool, np.bool_))
+
+
 def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
-    """Value index 1..K-1 of every tie's attribute; counts, never values, in errors."""
+    """Value index 1..K-1 of every tie's attribute; counts, never values, in errors.
+
+    The common case costs one look-up a tie (one type check per distinct
+    type for ``bins``); the refused ties are only examined to say how many
+    of each kind there are.
+    """
     name = f"edge attribute {ties.edge_attr!r}"
-    missing = sum(map(is_, attrs, repeat(_MISSING)))
-    if missing:
-        raise ValueError(f"{missing} edge(s) of G have no {name}; every tie of a typed release "
-                         "needs a declared value")
     if ties.bins is not None:
-        try:
-            x = np.array(attrs, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"the {name} must be numeric when bins= is given "
-                             "(some edges hold non-numbers)") from None
+        if not all(map(_is_number, set(map(type, attrs)))):  # one type check per distinct type
+            _refuse_missing(attrs, name)
+            bad = sum(1 for a in attrs if not _is_number(type(a)))
+            raise TypeError(f"{bad} edge(s) of G have an {name} that is not a real number (a "
+                            "string or a boolean, say): bins= maps numbers; convert the "
+                            "attribute to numbers, or declare its values with values=")
+        x = np.array(attrs, dtype=float)
         bad = int(np.count_nonzero(~np.isfinite(x)))
         if bad:
             raise ValueError(f"{bad} edge(s) of G have a NaN or infinite {name}; "
@@ -273,76 +282,91 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
         edges = np.asarray(ties.bins)
         outside = int(np.count_nonzero((x < edges[0]) | (x > edges[-1])))
         if outside:
-            raise ValueError(f"{outside} edge(s) of G have a {name} outside the declared bins "
+            raise ValueError(f"{outside} edge(s) of G have an {name} outside the declared bins "
                              f"[{edges[0]:g}, {edges[-1]:g}]; widen bins= in advance")
         idx = np.searchsorted(edges, x, side="right")
         return np.minimum(idx, edges.size - 1).astype(np.int64)
-    out = ties.indices(attrs).astype(np.int64, copy=False)  # <= 0: None or not declared
-    nonfinite = unknown = 0
-    for k in np.flatnonzero(out <= 0).tolist():
-        a = attrs[k]
-        if isinstance(a, (float, np.floating)) and not math.isfinite(a):
-            nonfinite += 1
-        else:
-            unknown += 1
+    out = ties.indices(attrs).astype(np.int64, copy=False)  # <= 0: missing, None or not declared
+    refused = np.flatnonzero(out <= 0).tolist()
+    if not refused:
+        return out
+    bad = [attrs[k] for k in refused]
+    _refuse_missing(bad, name)
+    nonfinite = sum(1 for a in bad if isinstance(a, (float, np.floating)) and not math.isfinite(a))
     if nonfinite:
         raise ValueError(f"{nonfinite} edge(s) of G have a NaN or infinite {name}; "
                          "weights must be finite")
-    if unknown:
-        raise ValueError(f"{unknown} edge(s) of G have a {name} that is not among the declared "
-                         "values=; declare every tie value in advance (the values are not shown)")
-    return out
+    raise ValueError(f"{len(bad)} edge(s) of G have an {name} that is not among the declared "
+                     "values=; declare every tie value in advance (the values are not shown)")
+
+
+def _refuse_missing(attrs: list, name: str) -> None:
+    missing = sum(map(is_, attrs, repeat(_MISSING)))
+    if missing:
+        raise ValueError(f"{missing} edge(s) of G have no {name}; every tie of a typed release "
+                         "needs a declared value")
 
 
 _MISSING = object()
 
 
-def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
+def _edge_data(enc: EncodedGraph) -> list:
+    if enc.edge_data is None:
+        raise ValueError("the input must be encoded with its edge attributes, "
+                         "read_input(G, ..., edge_data=True)")
+    return enc.edge_data
+
+
+def encode_typed(enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     """Value index (1..K-1) of every edge of ``enc`` (``enc.rows[k], enc.cols[k]``).
+
+    Reads ``ties.edge_attr`` from the attribute dicts the encoder kept
+    (``enc.edge_data``, one per encoded edge, read in the encoder's pass).
 
     Parameters
     ----------
-    G : networkx.Graph or networkx.DiGraph
-        The input, whose edges carry ``ties.edge_attr``.
     enc : EncodedGraph
-        Its encoding (positions over the public vertex set).
+        The input encoded with ``edge_data=True``.
     ties : TieValues
 
     Returns
     -------
     numpy.ndarray of int64, shape (m,)
 
+    Raises
+    ------
+    ValueError, TypeError
+        Counting the ties whose attribute is missing, undeclared, NaN or
+        infinite, outside the bins, or not a number for ``bins=``; no
+        value is shown.
+
     Examples
     --------
     >>> import networkx as nx
     >>> from dpgraph.graph.encoding import encode_graph
     >>> G = nx.Graph([(0, 1, {"kind": "b"}), (1, 2, {"kind": "a"})])
-    >>> encode_typed(G, encode_graph(G), tie_values("kind", ["a", "b"])).tolist()
+    >>> encode_typed(encode_graph(G, edge_data=True), tie_values("kind", ["a", "b"])).tolist()
     [2, 1]
     """
-    if not isinstance(G, nx.Graph):
-        raise TypeError("edge_attr= needs a networkx Graph or DiGraph whose edges carry the "
-                        f"attribute, got {type(G).__name__}")
-    # every (u, v, data) of G's adjacency at C speed (an undirected edge appears twice),
-    # then each encoded pair finds its attribute by its pair index
-    items = list(G.adjacency())
-    inner = list(map(itemgetter(1), items))
-    deg = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
-    n, total = enc.n, int(deg.sum())
-    u = np.repeat(enc.index.positions(map(itemgetter(0), items), len(items)), deg)
-    v = enc.index.positions(chain.from_iterable(inner), total)
-    get = methodcaller("get", ties.edge_attr, _MISSING)
-    datas = list(chain.from_iterable(map(dict.values, inner)))
-    if not enc.directed:
-        first = u < v  # an undirected edge is listed from both ends: keep one
-        u, v = u[first], v[first]
-        datas = list(compress(datas, first.tolist()))
-    if np.array_equal(u, enc.rows) and np.array_equal(v, enc.cols):  # the encoder's own order
-        return _value_indices(list(map(get, datas)), ties)
-    key = pair_index(np.minimum(u, v) if not enc.directed else u,
-                     np.maximum(u, v) if not enc.directed else v, n, enc.directed)
-    order = np.argsort(key, kind="stable")
-    pos = order[np.searchsorted(key[order], pair_index(enc.rows, enc.cols, n, enc.directed))]
-    attrs = list(map(get, itemgetter(*pos.tolist())(datas))) if pos.size > 1 else \
-        [get(datas[int(p)]) for p in pos]
-    return _value_indices(attrs, ties)
+    data = _edge_data(enc)  # dict.get unbound: no method look-up a tie
+    return _value_indices(list(map(dict.get, data, repeat(ties.edge_attr), repeat(_MISSING))), ties)
+
+
+def has_other_attributes(enc: EncodedGraph) -> bool:
+    """Whether some edge of ``enc`` carries more than one attribute (all edges, keys counted only).
+
+    Called after :func:`encode_typed`, which refuses an edge without the
+    typed attribute: an edge with more than one key then has another one.
+    One ``len`` per attribute dict, no key or value read.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from dpgraph.graph.encoding import encode_graph
+    >>> G = nx.path_graph(4)
+    >>> nx.set_edge_attributes(G, "a", "kind")
+    >>> G.edges[2, 3]["note"] = "x"
+    >>> has_other_attributes(encode_graph(G, edge_data=True))
+    True
+    """
+    return max(map(len, _edge_data(enc)), default=0) > 1

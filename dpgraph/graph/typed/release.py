@@ -5,9 +5,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Hashable, Sequence
-from itertools import chain, islice, repeat
 from numbers import Real
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from networkx import Graph
@@ -20,7 +18,7 @@ from ..encoding import NodeIndex
 from ..inputs import public_n, read_input
 from ..packed import words_per_row
 from .adjacency import TypedAdjacency
-from .encoding import TieValues, encode_typed, tie_values, value_bits
+from .encoding import TieValues, encode_typed, has_other_attributes, tie_values, value_bits
 from .sampler import release_typed
 
 __all__ = ["TypedParts", "typed_release"]
@@ -64,27 +62,28 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
     if isinstance(n, int) and n >= 2:  # from the node count alone, before reading the input
         check_fits((value_bits(ties.K) + 2) * n * words_per_row(n) * 8,
                    f"a typed release of {n:,} nodes with K={ties.K} values")
-    _warn_other_attributes(G, ties.edge_attr)
     with warnings.catch_warnings():  # the typed attribute is released, not dropped
         warnings.simplefilter("ignore", DroppedAttributesWarning)
-        enc = read_input(G, directed=directed, nodes=nodes)
-    x = encode_typed(G, enc, ties)
+        enc = read_input(G, directed=directed, nodes=nodes, edge_data=True)
+    x = encode_typed(enc, ties)  # the attribute dicts the encoder kept, in its pass
+    if has_other_attributes(enc):
+        _warn_other_attributes(ties.edge_attr)
     source = tx.commit(stacklevel=stacklevel + 1)
     adjacency = release_typed(enc, x, tx.probabilities, source)
     return TypedParts(adjacency, enc.index, tx.probabilities, ties)
 
 
-def _warn_other_attributes(G: Any, edge_attr: Any) -> None:
-    """Warn when edges carry attributes besides ``edge_attr`` (they are dropped).
+def _warn_other_attributes(edge_attr: Any) -> None:
+    """Warn that edges carry attributes besides ``edge_attr`` (they are dropped).
 
-    Looks at one edge a node, as the untyped release's warning does.
+    Every edge is checked (one ``len`` of its attribute dict,
+    :func:`~.encoding.has_other_attributes`), not one edge a node as the
+    untyped release's warning does: the typed release reads every edge's
+    attribute dict anyway.
     """
-    first = chain.from_iterable(map(islice, map(dict.values, map(itemgetter(1), G.adjacency())),
-                                    repeat(1)))
-    if any(len(d) > 1 or (d and edge_attr not in d) for d in first):
-        level, frame = 2, sys._getframe(1)  # point at the first frame outside dpgraph
-        while frame is not None and frame.f_globals.get("__name__", "").startswith("dpgraph."):
-            level, frame = level + 1, frame.f_back
-        warnings.warn(f"the input's edge attributes other than {edge_attr!r} are dropped: a "
-                      "typed release publishes each pair's declared value only",
-                      DroppedAttributesWarning, stacklevel=level)
+    level, frame = 2, sys._getframe(1)  # point at the first frame outside dpgraph
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("dpgraph."):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(f"the input's edge attributes other than {edge_attr!r} are dropped: a "
+                  "typed release publishes each pair's declared value only",
+                  DroppedAttributesWarning, stacklevel=level)
