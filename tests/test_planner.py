@@ -356,6 +356,29 @@ def test_typed_plan_bounds_the_reported_std_and_is_exact_under_the_true_mix():
     assert not _chi2_band_ok(np.array(est), worst.stds["cut"])  # the worst case is not exact here
 
 
+@pytest.mark.parametrize("sub", [{"keep": 0.25}, {"target_edges": 900}])
+def test_sparse_typed_plan_is_what_the_sparse_typed_release_reports(sub):
+    """keep / target_edges with values: the release's keep, and a worst case that bounds what it
+    reports (the plug-in std) and exceeds the dense typed plan."""
+    G = nx.gnp_random_graph(80, 0.1, seed=1)
+    rng = np.random.default_rng(1)
+    for u, v in G.edges:
+        G.edges[u, v]["kind"] = VALUES[int(rng.integers(0, 3))]
+    R = dpgraph.release(G, 1.0, seed=2, edge_attr="kind", values=VALUES, **sub)
+    p = planner.plan(80, 1.0, sides=(10, 30), values=VALUES, weights=NET, **sub)
+    assert p.keep == R.keep and p.to_dict()["keep"] == R.keep
+    assert p.stds["cut"] == planner.typed_count_std(300, 1.0, VALUES, weights=NET, nodes=80, **sub)
+    assert R.cut(range(10), range(10, 40), weights=NET).std <= p.stds["cut"] * (1 + 1e-12)
+    full = p.full_release_stds()
+    assert full == planner.plan(80, 1.0, sides=(10, 30), values=VALUES, weights=NET).stds
+    assert all(p.stds[k] > full[k] for k in full)
+    N = 80 * 79 // 2
+    m = 1.0 * G.number_of_edges()
+    q = planner.plan(80, 1.0, values=VALUES, edges=m, **sub)
+    mp = rr_probabilities(1.0, 4).flip_probability
+    assert q.expected_released_edges() == pytest.approx(R.keep * (3 * mp * N + (1 - 4 * mp) * m))
+
+
 def test_typed_plan_finds_the_epsilon_of_a_target():
     p = planner.plan(3783, directed=True, sides=(300, 300), values=VALUES, value="trust",
                      target_std=500.0)
@@ -372,7 +395,7 @@ def test_typed_plan_finds_the_epsilon_of_a_target():
     (dict(values=VALUES, value="trust", weights=NET), TypeError, "not both"),
     (dict(values=VALUES, mix={"trust": 2.0}), ValueError, "mix"),
     (dict(values=VALUES + ["trust"]), ValueError, "duplicates"),
-    (dict(values=VALUES, keep=0.5), ValueError, "typed release is dense"),
+    (dict(values=VALUES, target_edges=10**9), ValueError, "larger than the dense release"),
     (dict(values=VALUES, edges=100, statistic="triangles", target_std=5.0), ValueError,
      "untyped releases only"),
 ])

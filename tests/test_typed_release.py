@@ -260,8 +260,8 @@ def test_bins_refuse_attributes_that_are_not_real_numbers(secret):
 
 def test_typed_release_refuses_what_it_does_not_support():
     G = nx.Graph([(0, 1, {"kind": "a"})])
-    with pytest.raises(ValueError, match="keep= and target_edges="):
-        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], keep=0.5)
+    with pytest.raises(ValueError, match="either keep= or target_edges="):
+        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], keep=0.5, target_edges=1)
     with pytest.raises(TypeError, match="pass edge_attr="):
         dpgraph.release(G, 1.0, seed=0, values=["a"])
     with pytest.raises(TypeError, match="networkx Graph"):

@@ -28,6 +28,7 @@ __all__ = [
     "geometric",
     "kary_words",
     "rr_sample",
+    "uniform_integers",
     "value_bits",
 ]
 
@@ -93,6 +94,35 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     outcome[:, : K - 1] = others + (others[None, :] >= np.arange(K)[:, None])
     outcome[:, K - 1] = np.arange(K)
     return np.take(outcome.ravel(), flat)
+
+
+def uniform_integers(count: int, b: int, source: RandomSource) -> np.ndarray:
+    """``count`` independent integers uniform on 0..b-1, exactly (1 <= b < 2^32).
+
+    A word u is accepted when u < b floor(2^64 / b) (then u mod b is exactly
+    uniform) and redrawn otherwise, with probability below b / 2^64.
+
+    Examples
+    --------
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> x = uniform_integers(30_000, 3, SeededRandom(0))
+    >>> sorted(set(x.tolist())), bool(abs(np.mean(x == 2) - 1 / 3) < 0.011)
+    ([0, 1, 2], True)
+    """
+    count, b = int(count), int(b)
+    if not 1 <= b < 1 << 32 or count < 0:
+        raise ValueError("b must lie in 1..2^32 - 1 and count be >= 0")
+    out = np.zeros(count, dtype=np.int64)
+    if b == 1:
+        return out
+    limit = b * ((1 << 64) // b)  # 2^64 when b is a power of two: every word is accepted
+    todo = np.arange(count)
+    while todo.size:
+        u = source.uint64(todo.size)
+        ok = np.ones(u.size, dtype=bool) if limit == 1 << 64 else u < np.uint64(limit)
+        out[todo[ok]] = (u[ok] % np.uint64(b)).astype(np.int64)
+        todo = todo[~ok]
+    return out
 
 
 def _dense_rounds_numpy(draws: np.ndarray, bits: list, out: np.ndarray) -> np.ndarray:

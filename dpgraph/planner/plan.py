@@ -11,6 +11,7 @@ import numpy as np
 from ..core import rr_probabilities
 from ..graph.typed.encoding import tie_values
 from ..graph.typed.planning import typed_count_std
+from ..graph.typed.sparse import typed_subsampling
 from ..validation import check_bool
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon
@@ -89,7 +90,7 @@ class Plan:
     @property
     def keep(self) -> float:
         """The keep probability s at ``epsilon`` (1.0 for a full release)."""
-        return keep_probability(self.nodes, self.epsilon, self.directed, **(self.subsample or {}))
+        return _keep(self.nodes, self.epsilon, self.directed, self.subsample, self.K)
 
     def full_release_stds(self) -> dict:
         """The stds of the full release at ``epsilon`` (the same as ``stds`` without subsampling)."""
@@ -135,7 +136,7 @@ class Plan:
             row = {"epsilon": float(eps),
                    "flip_probability": rr_probabilities(eps, self.K).flip_probability}
             if self.subsample is not None:
-                row["keep"] = keep_probability(self.nodes, eps, self.directed, **self.subsample)
+                row["keep"] = _keep(self.nodes, eps, self.directed, self.subsample, self.K)
             for name in self.stds:
                 row[f"{name}_std"] = self.std_at(name, eps)
             rows.append(row)
@@ -193,10 +194,17 @@ class Plan:
         return out
 
 
+def _keep(nodes: int, epsilon: float, directed: bool, subsample: dict | None, K: int) -> float:
+    """The keep probability of a (typed, if K > 2) release: 1.0 without subsampling."""
+    if subsample is None or K == 2:
+        return keep_probability(nodes, epsilon, directed, **(subsample or {}))
+    return typed_subsampling(rr_probabilities(epsilon, K), nodes, directed, **subsample).keep
+
+
 def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: str,
                   subsample: dict | None = None, typed: dict | None = None):
     if typed is not None:
-        return _typed_std_function(nodes, directed, sides, statistic, typed)
+        return _typed_std_function(nodes, directed, sides, statistic, typed, subsample)
     sub = subsample or {}
     if statistic == "cut":
         if sides is None:
@@ -225,7 +233,8 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
     )
 
 
-def _typed_std_function(nodes: int, directed: bool, sides: Any, statistic: str, typed: dict):
+def _typed_std_function(nodes: int, directed: bool, sides: Any, statistic: str, typed: dict,
+                        subsample: dict | None = None):
     """epsilon -> std of a typed count (cut, all pairs, one node's pairs): typed_count_std."""
     if statistic in ("triangles", "transitivity"):
         raise ValueError(f"{statistic} is planned for untyped releases only; drop values= (a typed "
@@ -241,7 +250,9 @@ def _typed_std_function(nodes: int, directed: bool, sides: Any, statistic: str, 
     else:
         raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     kw = {k: typed.get(k) for k in ("value", "weights", "mix")}
-    return lambda e: typed_count_std(pairs, e, typed["values"], **kw)
+    kw.update(subsample or {})
+    return lambda e: typed_count_std(pairs, e, typed["values"], nodes=nodes, directed=directed,
+                                     **kw)
 
 
 def _typed_plan(values: Any, value: Any, weights: Any, mix: Any, subsample: Any,
@@ -256,9 +267,6 @@ def _typed_plan(values: Any, value: Any, weights: Any, mix: Any, subsample: Any,
     ties.row_function(value, weights)  # refuses an undeclared value, bad weights, both given
     if mix is not None:
         typed_count_std(1, 1.0, ties.values, value=value, weights=weights, mix=mix)  # checks mix
-    if subsample is not None:
-        raise ValueError("keep= and target_edges= plan a sparse release, which is untyped; a "
-                         "typed release is dense: drop keep/target_edges or values")
     if statistic in ("triangles", "transitivity"):
         raise ValueError(f"{statistic} is planned for untyped releases only; drop values=")
     return {"values": list(ties.values), "value": value,
@@ -409,8 +417,8 @@ def plan(
         names.append("triangles")
         if "transitivity" in assumptions:
             names.append("transitivity")
-    if subsample is not None:
-        keep_probability(nodes, rr.epsilon, directed, **subsample)  # refuses a target above p' N
+    if subsample is not None:  # refuses a target above what the full release gives
+        _keep(nodes, rr.epsilon, directed, subsample, rr.K)
     stds = {k: _std_function(nodes, directed, sides, assumptions, k, subsample, typed)(rr.epsilon)
             for k in names}
     return Plan(nodes, directed, rr.epsilon, rr.flip_probability, rr.realized_epsilon, stds,

@@ -16,12 +16,15 @@ from ...core.estimators import Channel
 from ...core.probabilities import rr_probabilities
 from ...validation import check_positive_int
 from .encoding import tie_values
+from .sparse import typed_subsampling
 
 __all__ = ["typed_count_std", "typed_cut_std"]
 
 
 def typed_count_std(pairs: int, epsilon: float, values: Sequence, *, value: Any = None,
-                    weights: Mapping | None = None, mix: Mapping | None = None) -> float:
+                    weights: Mapping | None = None, mix: Mapping | None = None,
+                    keep: float | None = None, target_edges: int | None = None,
+                    nodes: int | None = None, directed: bool = False) -> float:
     """Std of a typed or weighted count over ``pairs`` vertex pairs of a typed release.
 
     A typed release (``dpgraph.release(G, eps, edge_attr=..., values=values)``)
@@ -47,6 +50,12 @@ def typed_count_std(pairs: int, epsilon: float, values: Sequence, *, value: Any 
         A weighted count.
     mix : mapping {tie value: share of the pairs}, optional
         Assumed truth; shares sum to at most 1 (the rest: no tie).
+    keep, target_edges : optional
+        A sparse typed release (``dpgraph.release(..., keep=s)`` or
+        ``target_edges=k``): its subsampled channel, exactly as the release
+        builds it (``target_edges`` needs ``nodes`` and ``directed``).
+    nodes : int, optional
+    directed : bool, default False
 
     Examples
     --------
@@ -58,7 +67,15 @@ def typed_count_std(pairs: int, epsilon: float, values: Sequence, *, value: Any 
     pairs = check_positive_int(pairs, "pairs", minimum=1)
     ties = tie_values("value", values)
     phi = ties.row_function(value, weights)
-    per_value = Channel.randomized_response(rr_probabilities(epsilon, ties.K)).value_variances(phi)
+    rr = rr_probabilities(epsilon, ties.K)
+    if keep is None and target_edges is None:
+        channel = Channel.randomized_response(rr)
+    else:
+        if target_edges is not None and nodes is None:
+            raise TypeError("target_edges needs nodes= (the number of nodes of the release)")
+        n = 2 if nodes is None else check_positive_int(nodes, "nodes", minimum=2)
+        channel = typed_subsampling(rr, n, bool(directed), keep, target_edges).channel
+    per_value = channel.value_variances(phi)
     if mix is None:
         return float(math.sqrt(pairs * per_value.max()))
     if not isinstance(mix, Mapping):

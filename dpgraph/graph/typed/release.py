@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from networkx import Graph
 
+from ...core.estimators import Channel
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...exceptions import DroppedAttributesWarning
@@ -20,6 +21,8 @@ from ..packed import words_per_row
 from .adjacency import TypedAdjacency
 from .encoding import TieValues, encode_typed, has_other_attributes, tie_values, value_bits
 from .sampler import release_typed
+from .sparse import release_sparse_typed, sparse_typed_bytes, typed_subsampling
+from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedParts", "typed_release"]
 
@@ -27,10 +30,12 @@ __all__ = ["TypedParts", "typed_release"]
 class TypedParts(NamedTuple):
     """What a typed release is made of (the arguments of a PrivateGraph)."""
 
-    adjacency: TypedAdjacency
+    adjacency: TypedAdjacency | SparseTypedAdjacency
     index: NodeIndex
     probabilities: RRProbabilities
     tie_values: TieValues
+    channel: Channel | None = None  # the subsampled K-ary channel of a sparse release
+    keep: float = 1.0
 
 
 def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
@@ -40,16 +45,13 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
     """Release G's pairs with their declared tie values, K-ary mechanism E on every pair.
 
     Every check happens before :meth:`ReleaseTransaction.commit`: the
-    declaration, epsilon for K values, the input and its attribute values.
+    declaration, epsilon for K values, the input and its attribute values,
+    ``keep``/``target_edges`` (a sparse typed release) and the memory needed.
     """
     if edge_attr is None:
         raise TypeError("values= and bins= declare the values of an edge attribute: pass "
                         "edge_attr= too (e.g. edge_attr='kind')")
-    if keep is not None or target_edges is not None:
-        raise ValueError(
-            "keep= and target_edges= (a sparse, subsampled release) are for untyped releases; a "
-            "typed release is stored dense, in ceil(log2 K) bit planes. Drop keep=/target_edges=, "
-            "or release without edge_attr=")
+    sparse = keep is not None or target_edges is not None
     if max_edges is not None:
         raise ValueError("max_edges= (the constant-time mode) is for untyped releases; a typed "
                          "release's time grows with its ties like the binary release's does")
@@ -59,16 +61,24 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                         f"attribute, got {type(G).__name__}")
     tx = ReleaseTransaction(epsilon, K=ties.K, seed=seed, ledger=ledger)
     n = public_n(G, nodes)
-    if isinstance(n, int) and n >= 2:  # from the node count alone, before reading the input
+    if not sparse and isinstance(n, int) and n >= 2:  # from the node count, before reading G
         check_fits((value_bits(ties.K) + 2) * n * words_per_row(n) * 8,
                    f"a typed release of {n:,} nodes with K={ties.K} values")
     with warnings.catch_warnings():  # the typed attribute is released, not dropped
         warnings.simplefilter("ignore", DroppedAttributesWarning)
         enc = read_input(G, directed=directed, nodes=nodes, edge_data=True)
     x = encode_typed(enc, ties)  # the attribute dicts the encoder kept, in its pass
+    sub = None
+    if sparse:  # the output's size, before charging and sampling
+        sub = typed_subsampling(tx.probabilities, enc.n, enc.directed, keep, target_edges)
+        check_fits(sparse_typed_bytes(sub, enc.n, enc.directed, enc.rows.size),
+                   f"a sparse typed release of {enc.n:,} nodes at keep={sub.keep:.3g}")
     if has_other_attributes(enc):
         _warn_other_attributes(ties.edge_attr)
     source = tx.commit(stacklevel=stacklevel + 1)
+    if sub is not None:
+        adjacency = release_sparse_typed(enc, x, sub, source)
+        return TypedParts(adjacency, enc.index, tx.probabilities, ties, sub.channel, sub.keep)
     adjacency = release_typed(enc, x, tx.probabilities, source)
     return TypedParts(adjacency, enc.index, tx.probabilities, ties)
 
