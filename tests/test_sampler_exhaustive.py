@@ -25,7 +25,13 @@ import pytest
 
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import RandomSource
-from dpgraph.core.sampling import bernoulli_words, flip_mask, kary_words, rr_sample
+from dpgraph.core.sampling import (
+    bernoulli_words,
+    flip_mask,
+    kary_words,
+    rr_sample,
+    uniform_integers,
+)
 
 M_BITS = 12
 T = np.arange(1 << M_BITS, dtype=np.uint64)
@@ -182,6 +188,22 @@ def test_kary_sampler_exact_shift_per_lane(K, epsilon):
     for values in (TOP_LOW0, TOP_LOW1, BOTTOM, boundary):
         want = sum((values < np.uint64(j * m)).astype(np.int64) for j in range(1, K))
         assert np.array_equal(kary_bit_sliced(values, rr), want), (K, epsilon)
+
+
+@pytest.mark.parametrize("b", [2, 3, 7, 255])
+def test_uniform_integers_exact(b):
+    """u mod b for every word below b floor(2^64 / b), a redraw for the others (exactly uniform:
+    each residue gets floor(2^64 / b) accepted words)."""
+    limit = b * ((1 << 64) // b)
+    words = np.concatenate([T << np.uint64(LOW), T])  # 8,192 words
+    out = uniform_integers(words.size, b, ListSource(words))
+    assert np.array_equal(out, (words % np.uint64(b)).astype(np.int64))  # all below the limit
+    edge = [w for w in (limit - 1, limit, (1 << 64) - 1) if w < 1 << 64]
+    got = uniform_integers(2, b, ListSource(np.array(edge + [7, 5], dtype=np.uint64)))
+    want = [(limit - 1) % b] + ([7 % b] if limit < 1 << 64 else [limit % b])
+    if limit == 1 << 64:  # a power of two: every word is accepted
+        want = [(limit - 1) % b, ((1 << 64) - 1) % b]
+    assert got.tolist() == want
 
 
 @pytest.mark.parametrize("K", [2, 3, 5])
