@@ -19,6 +19,7 @@ from dpgraph.core.sampling import kary_words
 from dpgraph.exceptions import DroppedAttributesWarning
 from dpgraph.graph.adjacency import Adjacency, PackedWords, ValuedAdjacency
 from dpgraph.graph.encoding import encode_graph
+from dpgraph.graph.typed import sampler as typed_sampler
 from dpgraph.graph.typed.encoding import encode_typed, tie_values, value_bits
 from dpgraph.graph.typed.sampler import sample_shift_planes
 
@@ -87,6 +88,16 @@ def test_numba_and_numpy_rounds_give_the_same_planes(monkeypatch):
     monkeypatch.setattr(core_sampling, "_KERNELS", None)
     monkeypatch.setitem(core_sampling._NUMBA_STATE, "tried", True)
     b = sample_shift_planes(300, True, rr, SeededRandom(4))
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_numba_and_numpy_shift_the_ties_alike(monkeypatch, directed):
+    G = _typed_graph(300, 6, 0.1, seed=2, directed=directed)
+    kw = dict(seed=5, directed=directed, edge_attr="kind", values=[f"v{k}" for k in range(1, 6)])
+    a = dpgraph.release(G, 0.8, **kw).adjacency.planes
+    monkeypatch.setitem(typed_sampler._SHIFT_KERNEL, "kernel", None)
+    b = dpgraph.release(G, 0.8, **kw).adjacency.planes
     assert np.array_equal(a, b)
 
 

@@ -72,12 +72,33 @@ def sample_shift_planes(n: int, directed: bool, rr: RRProbabilities,
     return planes
 
 
+_SHIFT_KERNEL: dict = {}
+
+
+def _shift_kernel():
+    """The numba kernel of :func:`_shift_ties`, or None (numpy, the same planes)."""
+    if "kernel" not in _SHIFT_KERNEL:
+        from ..._numba import load_kernels
+
+        loaded = load_kernels("dpgraph.graph.typed._shiftkernel", ("shift_ties",))
+        _SHIFT_KERNEL["kernel"] = None if loaded is None else loaded[0]
+    return _SHIFT_KERNEL["kernel"]
+
+
 def _shift_ties(planes: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
                 K: int) -> None:
-    """Replace the released value S at every true tie by (x + S) mod K, in place."""
+    """Replace the released value S at every true tie by (x + S) mod K, in place.
+
+    One pass over the ties, linear in m like the binary release's XOR.
+    """
     if rows.size == 0:
         return
     nw = planes.shape[2]
+    kernel = _shift_kernel()
+    if kernel is not None:
+        kernel(planes.reshape(planes.shape[0], -1), nw, np.asarray(rows, dtype=np.int64),
+               np.asarray(cols, dtype=np.int64), np.asarray(values, dtype=np.int64), int(K))
+        return
     flat = rows.astype(np.int64) * nw + (cols >> 6)
     shift = (cols & 63).astype(np.uint64)
     bit = np.left_shift(np.uint64(1), shift)
