@@ -3,6 +3,8 @@
     dpgraph plan --nodes N --epsilon E --sides A,B [--json]    planned errors at E
     dpgraph plan --nodes N --sides A,B --target-std X [--json] smallest eps meeting X
     dpgraph plan --nodes N --epsilon E --target-edges K        a sparse release's cost
+    dpgraph plan --nodes N --epsilon E --sides A,B --values a,b,c [--value b | --weights a=-1,b=1]
+                                                               a typed (weighted) release's cut
     dpgraph report FILE.dpg -o report.html [--open]            self-contained HTML report
 
 :func:`register` adds both subcommands to an argparse subparsers object.
@@ -57,6 +59,34 @@ def _sides(text: str) -> tuple[int, int]:
     return a, b
 
 
+def _names(text: str) -> list[str]:
+    out = [t.strip() for t in text.split(",")]
+    if not out or not all(out):
+        raise argparse.ArgumentTypeError(
+            f"--values takes the tie values separated by commas, e.g. 'distrust,trust', got {text!r}")
+    return out
+
+
+def _value_map(flag: str, allow_negative: bool):
+    def parse(text: str) -> dict[str, float]:
+        out = {}
+        for part in text.split(","):
+            key, sep, num = part.partition("=")
+            key = key.strip()
+            try:
+                x = float(num)
+            except ValueError:
+                x = math.nan
+            if not sep or not key or not math.isfinite(x) or (x < 0 and not allow_negative):
+                what = "a finite number" if allow_negative else "a share >= 0"
+                raise argparse.ArgumentTypeError(
+                    f"{flag} takes value=number pairs separated by commas, each number {what}, "
+                    f"e.g. 'distrust=-1,trust=1'; got {text!r}")
+            out[key] = x
+        return out
+    return parse
+
+
 def _epsilons(text: str) -> list[float]:
     parse = _float("--table")
     out = [parse(t) for t in text.split(",") if t.strip()]
@@ -82,6 +112,10 @@ def _plan(args: argparse.Namespace) -> int:
         raise ValueError("give --keep or --target-edges (a sparse release), not both")
     if args.statistic == "cut" and args.sides is None:
         raise ValueError("--statistic cut needs --sides A,B")
+    if args.values is None and (args.value is not None or args.weights is not None
+                                or args.assumed_mix is not None):
+        raise ValueError("--value, --weights and --assumed-mix plan a typed release: declare its "
+                         "tie values with --values too, e.g. --values distrust,trust")
     p = plan(
         args.nodes, args.epsilon, directed=args.directed, sides=args.sides,
         target_std=args.target_std, target_relative_error=args.target_relative_error,
@@ -89,6 +123,7 @@ def _plan(args: argparse.Namespace) -> int:
         triangles=args.assumed_triangles, transitivity=args.assumed_transitivity,
         wedges=args.assumed_wedges, four_cycles=args.assumed_four_cycles,
         keep=args.keep, target_edges=args.target_edges,
+        values=args.values, value=args.value, weights=args.weights, mix=args.assumed_mix,
     )
     epsilons = args.table or list(DEFAULT_EPSILONS)
     if args.plot:
@@ -118,6 +153,15 @@ def _plan(args: argparse.Namespace) -> int:
           f"p' = {p.flip_probability:.6g} (realized epsilon {p.realized_epsilon:.6g})")
     full = p.full_release_stds()
     smallest = p.smallest_resolvable()
+    if p.typed is not None:
+        t = p.typed
+        what = (f"ties of value {t['value']!r}" if t.get("value") is not None else
+                "the weighted sum " + ", ".join(f"{k}: {w:g}" for k, w in t["weights"].items())
+                if t.get("weights") is not None else "ties of any value")
+        how = ("exact under the assumed mix" if t.get("mix") is not None else
+               "the worst case over the truth" if p.K > 2 else "exact")
+        print(f"typed release: K = {p.K} values a pair (no tie + {p.K - 1} declared); the counts "
+              f"below count {what}; stds: {how}")
     if p.subsample is not None:
         print(f"sparse release: keep = {p.keep:.6g}, about {p.expected_released_edges():,.0f} "
               "released edges" + ("" if "edges" in p.assumptions else " (plus the kept true ones)"))
@@ -207,6 +251,16 @@ def register(subparsers: Any) -> None:
                    help="plan a sparse release keeping each released edge with this probability")
     p.add_argument("--target-edges", type=int_option("--target-edges", 1), default=None,
                    help="plan a sparse release sized for about this many released edges")
+    p.add_argument("--values", type=_names, default=None,
+                   help="plan a typed release with these tie values, e.g. distrust,trust,strong "
+                        "(K = their number + 1)")
+    p.add_argument("--value", default=None,
+                   help="with --values: count the ties of this value (default: of any value)")
+    p.add_argument("--weights", type=_value_map("--weights", True), default=None,
+                   help="with --values: a weighted count, e.g. distrust=-1,trust=1,strong=2")
+    p.add_argument("--assumed-mix", type=_value_map("--assumed-mix", False), default=None,
+                   help="with --values: assumed share of the pairs per tie value, e.g. "
+                        "trust=0.001,distrust=0.0001 (exact stds under it; default: worst case)")
     p.add_argument("--table", type=_epsilons, default=None,
                    help="epsilons of the table, e.g. 0.5,1,2 (default 0.1,...,8)")
     p.add_argument("--plot", default=None, help="write a plot of error against epsilon (PNG/SVG)")

@@ -127,6 +127,29 @@ def test_universe_roundtrip_and_binary():
     assert U5.decode(U5.encode([5, 3])).tolist() == [5, 3]
 
 
+@pytest.mark.parametrize("labels, X, want", [
+    ([1, 2, 3, 4, 5], np.array([5, 9, -3, 1]), [4, -1, -1, 0]),  # small ints: look-up table
+    ([0, 7, 10**9], np.array([7, 8, 10**9]), [1, -1, 2]),  # sparse ints: sorted search
+    ([0.5, 1.5], np.array([1.5, np.nan, 2.5]), [1, -1, -1]),  # floats: sorted search
+    ([1, 2], np.array([2**64 - 1, 1], dtype=np.uint64), [-1, 0]),  # not wrapped to -1
+    (["a", "b"], np.array(["b", "zz"]), [1, -1]),  # strings
+    ([None, "a", ("t", 1)], None, [2, -1, 0, -1]),  # objects, tuples, an unhashable entry
+])
+def test_lookup_marks_non_labels_and_agrees_with_encode(labels, X, want):
+    U = Universe(labels)
+    if X is None:
+        X = np.empty(4, dtype=object)
+        for k, v in enumerate([("t", 1), "zz", None, ["a"]]):
+            X[k] = v
+    got = U.lookup(X)
+    assert got.tolist() == want
+    assert U.lookup(list(X)).tolist() == want  # a list: Python objects, one dict look-up each
+    ok = got >= 0
+    assert U.encode(X[ok]).tolist() == got[ok].tolist()
+    with pytest.raises(ValueError, match=f"X has {int((~ok).sum())} value"):
+        U.encode(X)
+
+
 def test_random_sources():
     a = SeededRandom(1).uint64(4)
     assert np.array_equal(a, SeededRandom(1).uint64(4))

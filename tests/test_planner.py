@@ -301,3 +301,125 @@ def test_sparse_triangle_std_bounds_simulated_releases():
     assert dof * sims.var(ddof=1) / bound**2 <= chi2.ppf(1 - 1e-3, dof)
     exact = planner.triangle_std(50, 2.0, k["m"], wedges=k["W"], four_cycles=k["C4"])
     assert bound > exact  # a sparse release costs accuracy here too
+
+
+# ----------------------------------------------------------------------------- typed releases
+VALUES = ["distrust", "trust", "strong"]
+NET = {"distrust": -1, "trust": 1, "strong": 2}
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_typed_plan_uses_the_typed_count_std(directed):
+    """plan(values=...) gives typed_count_std over the pairs of the cut, of all pairs, of a node."""
+    p = planner.plan(500, 1.0, directed=directed, sides=(40, 60), values=VALUES, weights=NET)
+    kw = {"weights": NET}
+    N = 500 * 499 // (1 if directed else 2)
+    assert p.stds == {"cut": planner.typed_cut_std(500, 1.0, VALUES, (40, 60), **kw),
+                      "number_of_edges": planner.typed_count_std(N, 1.0, VALUES, **kw),
+                      "degree": planner.typed_count_std(499, 1.0, VALUES, **kw)}
+    rr = rr_probabilities(1.0, 4)
+    assert (p.K, p.flip_probability, p.realized_epsilon) == (4, rr.flip_probability,
+                                                             rr.realized_epsilon)
+    assert p.table([2.0])[0]["flip_probability"] == rr_probabilities(2.0, 4).flip_probability
+    assert p.to_dict()["typed"] == {"K": 4, "values": VALUES, "weights": NET}
+
+
+def test_typed_plan_with_one_value_is_the_binary_plan():
+    """K = 2: the typed count of the one tie value is the binary count, exactly."""
+    typed = planner.plan(300, 0.8, sides=(20, 30), values=["tie"], value="tie").stds
+    binary = planner.plan(300, 0.8, sides=(20, 30)).stds
+    assert typed == pytest.approx(binary, rel=1e-12)
+
+
+def test_typed_plan_bounds_the_reported_std_and_is_exact_under_the_true_mix():
+    """Worst case >= the std a release reports; with the true mix the planned std is the
+    spread of the estimates over 400 releases (chi-square band)."""
+    n, S, T = 40, range(10), range(10, 30)
+    rng = np.random.default_rng(3)
+    G = nx.gnp_random_graph(n, 0.4, seed=3, directed=True)
+    for u, v in G.edges:
+        G.edges[u, v]["kind"] = VALUES[int(rng.integers(0, 3))]
+    H = G.subgraph(list(S) + list(T))
+    cut_ties = [d["kind"] for u, v, d in H.edges(data=True) if u in S and v in T]
+    mix = {k: cut_ties.count(k) / 200 for k in VALUES}
+    worst = planner.plan(n, 1.0, directed=True, sides=(10, 20), values=VALUES, weights=NET)
+    exact = planner.plan(n, 1.0, directed=True, sides=(10, 20), values=VALUES, weights=NET,
+                         mix=mix)
+    assert exact.stds["cut"] < worst.stds["cut"]
+    est = []
+    for seed in range(400):
+        R = dpgraph.release(G, 1.0, seed=seed, directed=True, edge_attr="kind", values=VALUES)
+        e = R.cut(S, T, weights=NET, proper=False)
+        assert e.std <= worst.stds["cut"] * (1 + 1e-12)
+        est.append(e.value)
+    assert _chi2_band_ok(np.array(est), exact.stds["cut"])
+    assert not _chi2_band_ok(np.array(est), worst.stds["cut"])  # the worst case is not exact here
+
+
+@pytest.mark.parametrize("sub", [{"keep": 0.25}, {"target_edges": 900}])
+def test_sparse_typed_plan_is_what_the_sparse_typed_release_reports(sub):
+    """keep / target_edges with values: the release's keep, and a worst case that bounds what it
+    reports (the plug-in std) and exceeds the dense typed plan."""
+    G = nx.gnp_random_graph(80, 0.1, seed=1)
+    rng = np.random.default_rng(1)
+    for u, v in G.edges:
+        G.edges[u, v]["kind"] = VALUES[int(rng.integers(0, 3))]
+    R = dpgraph.release(G, 1.0, seed=2, edge_attr="kind", values=VALUES, **sub)
+    p = planner.plan(80, 1.0, sides=(10, 30), values=VALUES, weights=NET, **sub)
+    assert p.keep == R.keep and p.to_dict()["keep"] == R.keep
+    assert p.stds["cut"] == planner.typed_count_std(300, 1.0, VALUES, weights=NET, nodes=80, **sub)
+    assert R.cut(range(10), range(10, 40), weights=NET).std <= p.stds["cut"] * (1 + 1e-12)
+    full = p.full_release_stds()
+    assert full == planner.plan(80, 1.0, sides=(10, 30), values=VALUES, weights=NET).stds
+    assert all(p.stds[k] > full[k] for k in full)
+    N = 80 * 79 // 2
+    m = 1.0 * G.number_of_edges()
+    q = planner.plan(80, 1.0, values=VALUES, edges=m, **sub)
+    mp = rr_probabilities(1.0, 4).flip_probability
+    assert q.expected_released_edges() == pytest.approx(R.keep * (3 * mp * N + (1 - 4 * mp) * m))
+
+
+def test_typed_plan_finds_the_epsilon_of_a_target():
+    p = planner.plan(3783, directed=True, sides=(300, 300), values=VALUES, value="trust",
+                     target_std=500.0)
+    assert p.stds["cut"] <= 500.0 < planner.typed_cut_std(
+        3783, float(np.nextafter(p.epsilon, 0)), VALUES, (300, 300), value="trust")
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(value="trust"), ValueError, "declare its tie values"),
+    (dict(weights=NET), ValueError, "declare its tie values"),
+    (dict(values=VALUES, value="secret"), ValueError, "value is not one of the 3 declared"),
+    (dict(values=VALUES, weights={"trust": "5"}), TypeError, "weights must map"),
+    (dict(values=VALUES, weights={"trust": True}), TypeError, "weights must map"),
+    (dict(values=VALUES, value="trust", weights=NET), TypeError, "not both"),
+    (dict(values=VALUES, mix={"trust": 2.0}), ValueError, "mix"),
+    (dict(values=VALUES + ["trust"]), ValueError, "duplicates"),
+    (dict(values=VALUES, target_edges=10**9), ValueError, "larger than the dense release"),
+    (dict(values=VALUES, edges=100, statistic="triangles", target_std=5.0), ValueError,
+     "untyped releases only"),
+])
+def test_typed_plan_refuses_bad_input(kwargs, exc, match):
+    kwargs = {"epsilon": 1.0, **kwargs} if "target_std" not in kwargs else kwargs
+    with pytest.raises(exc, match=match) as info:
+        planner.plan(100, **kwargs)
+    assert "secret" not in str(info.value)
+
+
+def test_cli_plans_a_typed_release(capsys):
+    args = ["plan", "--nodes", "3783", "--directed", "--epsilon", "1", "--sides", "300,300",
+            "--values", "distrust,trust,strong"]
+    assert main(args + ["--weights", "distrust=-1,trust=1,strong=2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cut_std"] == planner.typed_cut_std(3783, 1.0, VALUES, (300, 300), weights=NET)
+    assert out["typed"]["K"] == 4
+    assert main(args + ["--value", "trust", "--assumed-mix", "trust=0.01"]) == 0
+    text = capsys.readouterr().out
+    want = planner.typed_cut_std(3783, 1.0, VALUES, (300, 300), value="trust",
+                                 mix={"trust": 0.01})
+    assert "K = 4" in text and "exact under the assumed mix" in text and f"{want:.6g}" in text
+    assert main(["plan", "--nodes", "100", "--epsilon", "1", "--value", "trust"]) == 2
+    assert "--values" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(args + ["--weights", "trust=lots"])
+    assert "--weights" in capsys.readouterr().err

@@ -25,7 +25,13 @@ import pytest
 
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import RandomSource
-from dpgraph.core.sampling import bernoulli_words, flip_mask, rr_sample
+from dpgraph.core.sampling import (
+    bernoulli_words,
+    flip_mask,
+    kary_words,
+    rr_sample,
+    uniform_integers,
+)
 
 M_BITS = 12
 T = np.arange(1 << M_BITS, dtype=np.uint64)
@@ -89,6 +95,17 @@ def bit_sliced(values: np.ndarray, numerator: int) -> np.ndarray:
         word = bernoulli_words(1, numerator, LaneSource(values[c : c + 64]))[0]
         out.append((word >> np.arange(64, dtype=np.uint64)) & np.uint64(1))
     return np.concatenate(out).astype(bool)
+
+
+def kary_bit_sliced(values: np.ndarray, rr) -> np.ndarray:
+    """kary_words on lanes with prescribed U values, 64 at a time: each lane's shift S."""
+    out = []
+    lanes = np.arange(64, dtype=np.uint64)
+    for c in range(0, values.size, 64):
+        planes = kary_words(1, rr, LaneSource(values[c : c + 64]))[:, 0]
+        out.append(sum(((planes[k] >> lanes) & np.uint64(1)).astype(np.int64) << k
+                       for k in range(planes.size)))
+    return np.concatenate(out)
 
 
 def expected_counts(m: int) -> dict[str, int]:
@@ -157,6 +174,36 @@ def test_bit_sliced_sampler_compacts_finished_words_correctly():
     assert words[0] == 0
     got = ((words[1] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).astype(bool)
     assert np.array_equal(got, values < np.uint64(m))
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 6])
+@pytest.mark.parametrize("epsilon", [40.0, 4.0, 1.0, 1e-6])
+def test_kary_sampler_exact_shift_per_lane(K, epsilon):
+    """kary_words gives every lane S = #{j in 1..K-1 : U < j m}: for the 3 x 4096 enumerated
+    U values, and at every threshold (U = j m - 1, j m, j m + 1)."""
+    rr = rr_probabilities(epsilon, K)
+    m = rr.flip_numerator
+    edges = [t for j in range(1, K) for t in (j * m - 1, j * m, j * m + 1) if 0 <= t < 1 << 64]
+    boundary = np.array(((edges + [0, 2**64 - 1]) * 64)[:128], dtype=np.uint64)
+    for values in (TOP_LOW0, TOP_LOW1, BOTTOM, boundary):
+        want = sum((values < np.uint64(j * m)).astype(np.int64) for j in range(1, K))
+        assert np.array_equal(kary_bit_sliced(values, rr), want), (K, epsilon)
+
+
+@pytest.mark.parametrize("b", [2, 3, 7, 255])
+def test_uniform_integers_exact(b):
+    """u mod b for every word below b floor(2^64 / b), a redraw for the others (exactly uniform:
+    each residue gets floor(2^64 / b) accepted words)."""
+    limit = b * ((1 << 64) // b)
+    words = np.concatenate([T << np.uint64(LOW), T])  # 8,192 words
+    out = uniform_integers(words.size, b, ListSource(words))
+    assert np.array_equal(out, (words % np.uint64(b)).astype(np.int64))  # all below the limit
+    edge = [w for w in (limit - 1, limit, (1 << 64) - 1) if w < 1 << 64]
+    got = uniform_integers(2, b, ListSource(np.array(edge + [7, 5], dtype=np.uint64)))
+    want = [(limit - 1) % b] + ([7 % b] if limit < 1 << 64 else [limit % b])
+    if limit == 1 << 64:  # a power of two: every word is accepted
+        want = [(limit - 1) % b, ((1 << 64) - 1) % b]
+    assert got.tolist() == want
 
 
 @pytest.mark.parametrize("K", [2, 3, 5])

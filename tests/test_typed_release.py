@@ -12,14 +12,16 @@ from scipy import stats
 
 import dpgraph
 from dpgraph.audit import neighbour_audit
-from dpgraph.core import rr_probabilities
+from dpgraph.core import Universe, rr_probabilities
+from dpgraph.core import sampling as core_sampling
 from dpgraph.core.randomness import SeededRandom
+from dpgraph.core.sampling import kary_words
 from dpgraph.exceptions import DroppedAttributesWarning
 from dpgraph.graph.adjacency import Adjacency, PackedWords, ValuedAdjacency
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.typed import sampler as typed_sampler
 from dpgraph.graph.typed.encoding import encode_typed, tie_values, value_bits
-from dpgraph.graph.typed.sampler import kary_words, sample_shift_planes
+from dpgraph.graph.typed.sampler import sample_shift_planes
 
 warnings.filterwarnings("ignore", category=dpgraph.SeededReleaseWarning)
 
@@ -37,10 +39,10 @@ def _typed_graph(n: int, K: int, density: float, seed: int, directed: bool = Fal
 def _truth_and_release(G: nx.Graph, K: int, eps: float, seed: int):
     values = [f"v{k}" for k in range(1, K)]
     R = dpgraph.release(G, eps, seed=seed, directed=G.is_directed(), edge_attr="kind", values=values)
-    enc = encode_graph(G, directed=G.is_directed())
+    enc = encode_graph(G, directed=G.is_directed(), edge_data=True)
     n = R.number_of_nodes()
     X = np.zeros((n, n), dtype=np.int64)
-    X[enc.rows, enc.cols] = encode_typed(G, enc, R.tie_values)
+    X[enc.rows, enc.cols] = encode_typed(enc, R.tie_values)
     if G.is_directed():
         i, j = np.nonzero(~np.eye(n, dtype=bool))
     else:
@@ -83,10 +85,33 @@ def test_shift_sampler_pmf_exact(K):
 def test_numba_and_numpy_rounds_give_the_same_planes(monkeypatch):
     rr = rr_probabilities(1.3, 5)
     a = sample_shift_planes(300, True, rr, SeededRandom(4))
-    monkeypatch.setattr(typed_sampler, "_KERNELS", None)
-    monkeypatch.setitem(typed_sampler._NUMBA_STATE, "tried", True)
+    monkeypatch.setattr(core_sampling, "_KERNELS", None)
+    monkeypatch.setitem(core_sampling._NUMBA_STATE, "tried", True)
     b = sample_shift_planes(300, True, rr, SeededRandom(4))
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_numba_and_numpy_shift_the_ties_alike(monkeypatch, directed):
+    G = _typed_graph(300, 6, 0.1, seed=2, directed=directed)
+    kw = dict(seed=5, directed=directed, edge_attr="kind", values=[f"v{k}" for k in range(1, 6)])
+    a = dpgraph.release(G, 0.8, **kw).adjacency.planes
+    monkeypatch.setitem(typed_sampler._SHIFT_KERNEL, "kernel", None)
+    b = dpgraph.release(G, 0.8, **kw).adjacency.planes
+    assert np.array_equal(a, b)
+
+
+def test_tie_values_stand_on_the_core_universe():
+    """The universe of a pair is the core's Universe([None, *values]); index_of goes through it."""
+    ties = tie_values("kind", ["friend", ("a", 1), 3])
+    assert isinstance(ties.universe, Universe) and ties.K == ties.universe.K == 4
+    assert ties.universe.decode([0, 1, 2, 3]).tolist() == [None, "friend", ("a", 1), 3]
+    assert [ties.index_of(v) for v in ties.values] == [1, 2, 3]
+    assert ties.indices(["friend", "x", None, [1], 3.0]).tolist() == [1, -1, 0, -1, 3]
+    for bad in ("secret", None, [1]):
+        with pytest.raises(ValueError, match="value is not one of the 3 declared") as info:
+            ties.index_of(bad)
+        assert "secret" not in str(info.value)
 
 
 @pytest.mark.filterwarnings("ignore::dpgraph.exceptions.DroppedAttributesWarning")  # untyped on purpose
@@ -181,9 +206,9 @@ def test_bins_map_a_numeric_attribute():
     G.add_edge(0, 1, w=-3.5)
     G.add_edge(1, 2, w=0.0)
     G.add_edge(2, 3, w=10.0)  # the last bin includes its right edge
-    enc = encode_graph(G)
+    enc = encode_graph(G, edge_data=True)
     ties = tie_values("w", bins=[-10, 0, 3, 10])
-    assert encode_typed(G, enc, ties).tolist() == [1, 2, 3]
+    assert encode_typed(enc, ties).tolist() == [1, 2, 3]
     R = dpgraph.release(G, 50.0, seed=0, edge_attr="w", bins=[-10, 0, 3, 10],
                         values=["neg", "low", "high"])
     assert {k for _, _, k in R.to_networkx().edges(data="w")} <= {"neg", "low", "high"}
@@ -202,6 +227,8 @@ SECRET = "secret-kind-7f3a"
     ({"values": [f"v{k}" for k in range(256)]}, ValueError, "at most 255"),
     ({"bins": [0, float("inf")]}, ValueError, "bins must be finite"),
     ({"bins": [0, 2, 1]}, ValueError, "strictly increasing"),
+    ({"bins": ["0", "1", "2"]}, TypeError, "bins must hold real numbers"),
+    ({"bins": [False, True]}, TypeError, "bins must hold real numbers"),
     ({}, ValueError, "declared in advance"),
 ])
 def test_bad_declarations_name_the_argument(kwargs, exc, match):
@@ -230,10 +257,22 @@ def test_undeclared_missing_and_nonfinite_values_are_refused_without_echo():
     assert "123.25" not in str(info.value)
 
 
+@pytest.mark.parametrize("secret", ["1.375", b"1.375", True, np.True_, None, 1 + 0j])
+def test_bins_refuse_attributes_that_are_not_real_numbers(secret):
+    """A string holding a number, a bool: refused for bins=, counted, naming the attribute."""
+    G = nx.Graph([(0, 1, {"w": 0.5}), (1, 2, {"w": secret}), (2, 3, {"w": np.float32(1.5)})])
+    with pytest.raises(TypeError, match="1 edge\\(s\\) of G have an edge attribute 'w' that is not "
+                       "a real number") as info:
+        dpgraph.release(G, 1.0, seed=0, edge_attr="w", bins=[0, 1, 2])
+    assert "1.375" not in str(info.value) and "True" not in str(info.value)
+    G.edges[1, 2]["w"] = 1  # an int is a number
+    assert dpgraph.release(G, 1.0, seed=0, edge_attr="w", bins=[0, 1, 2]).adjacency.K == 3
+
+
 def test_typed_release_refuses_what_it_does_not_support():
     G = nx.Graph([(0, 1, {"kind": "a"})])
-    with pytest.raises(ValueError, match="keep= and target_edges="):
-        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], keep=0.5)
+    with pytest.raises(ValueError, match="either keep= or target_edges="):
+        dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], keep=0.5, target_edges=1)
     with pytest.raises(TypeError, match="pass edge_attr="):
         dpgraph.release(G, 1.0, seed=0, values=["a"])
     with pytest.raises(TypeError, match="networkx Graph"):
@@ -264,6 +303,13 @@ def test_other_attributes_are_dropped_with_a_warning_the_typed_one_is_not():
     G.edges[0, 1]["time"] = 5
     with pytest.warns(DroppedAttributesWarning, match="other than 'kind'"):
         dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"])
+    # every edge is looked at, not one edge a node: (1, 2) is no node's first edge in K4
+    for directed in (False, True):
+        H = nx.complete_graph(4, create_using=nx.DiGraph if directed else nx.Graph)
+        nx.set_edge_attributes(H, "a", "kind")
+        H.edges[1, 2]["time"] = 5
+        with pytest.warns(DroppedAttributesWarning, match="other than 'kind'"):
+            dpgraph.release(H, 1.0, seed=0, directed=directed, edge_attr="kind", values=["a"])
     with pytest.raises(ValueError, match="max_edges="):
         dpgraph.release(G, 1.0, seed=0, edge_attr="kind", values=["a"], max_edges=10)
 
@@ -282,13 +328,13 @@ def test_typed_encoding_with_a_wider_public_vertex_set(directed):
     G = _typed_graph(60, 4, 0.1, seed=8, directed=directed)
     G = nx.relabel_nodes(G, {v: f"n{59 - v:02d}" for v in G})  # insertion order != canonical order
     nodes = [f"n{k:02d}" for k in range(70)]
-    enc = encode_graph(G, directed=directed)
+    enc = encode_graph(G, directed=directed, edge_data=True)
     direct = dict(zip(zip(enc.rows.tolist(), enc.cols.tolist()),
-                      encode_typed(G, enc, tie_values("kind", ["v1", "v2", "v3"])).tolist()))
+                      encode_typed(enc, tie_values("kind", ["v1", "v2", "v3"])).tolist()))
     from dpgraph.graph.inputs import read_input
 
-    wide = read_input(G, directed=directed, nodes=nodes)
-    x = encode_typed(G, wide, tie_values("kind", ["v1", "v2", "v3"]))
+    wide = read_input(G, directed=directed, nodes=nodes, edge_data=True)
+    x = encode_typed(wide, tie_values("kind", ["v1", "v2", "v3"]))
     for r, c, v in zip(wide.rows.tolist(), wide.cols.tolist(), x.tolist()):
         u, w = wide.index.nodes[r], wide.index.nodes[c]
         assert f"v{v}" == G.edges[u, w]["kind"]

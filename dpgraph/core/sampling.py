@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 from decimal import Context, Decimal
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -25,7 +26,10 @@ __all__ = [
     "bernoulli_words",
     "flip_mask",
     "geometric",
+    "kary_words",
     "rr_sample",
+    "uniform_integers",
+    "value_bits",
 ]
 
 
@@ -92,6 +96,35 @@ def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) ->
     return np.take(outcome.ravel(), flat)
 
 
+def uniform_integers(count: int, b: int, source: RandomSource) -> np.ndarray:
+    """``count`` independent integers uniform on 0..b-1, exactly (1 <= b < 2^32).
+
+    A word u is accepted when u < b floor(2^64 / b) (then u mod b is exactly
+    uniform) and redrawn otherwise, with probability below b / 2^64.
+
+    Examples
+    --------
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> x = uniform_integers(30_000, 3, SeededRandom(0))
+    >>> sorted(set(x.tolist())), bool(abs(np.mean(x == 2) - 1 / 3) < 0.011)
+    ([0, 1, 2], True)
+    """
+    count, b = int(count), int(b)
+    if not 1 <= b < 1 << 32 or count < 0:
+        raise ValueError("b must lie in 1..2^32 - 1 and count be >= 0")
+    out = np.zeros(count, dtype=np.int64)
+    if b == 1:
+        return out
+    limit = b * ((1 << 64) // b)  # 2^64 when b is a power of two: every word is accepted
+    todo = np.arange(count)
+    while todo.size:
+        u = source.uint64(todo.size)
+        ok = np.ones(u.size, dtype=bool) if limit == 1 << 64 else u < np.uint64(limit)
+        out[todo[ok]] = (u[ok] % np.uint64(b)).astype(np.int64)
+        todo = todo[~ok]
+    return out
+
+
 def _dense_rounds_numpy(draws: np.ndarray, bits: list, out: np.ndarray) -> np.ndarray:
     """First rounds of the bit-sliced comparison for every word; returns the open lanes."""
     und = np.full(out.size, np.uint64(0xFFFFFFFFFFFFFFFF))
@@ -117,13 +150,16 @@ _NUMBA_STATE = {"tried": False}
 
 
 def _numba_kernels():
-    """(dense_rounds, sparse_round) compiled by numba, or None without numba."""
+    """(dense_rounds, sparse_round, kary_dense_rounds, kary_sparse_round, count_planes)
+    compiled by numba, or None without numba."""
     global _KERNELS
     if _KERNELS is None and not _NUMBA_STATE["tried"]:
         _NUMBA_STATE["tried"] = True
         from .._numba import load_kernels
 
-        _KERNELS = load_kernels("dpgraph.core._samplekernel", ("dense_rounds", "sparse_round"))
+        _KERNELS = load_kernels("dpgraph.core._samplekernel", (
+            "dense_rounds", "sparse_round", "kary_dense_rounds", "kary_sparse_round",
+            "count_planes"))
     return _KERNELS
 
 
@@ -202,7 +238,7 @@ def bernoulli_words(n_words: int, numerator: int, source: RandomSource,
 
 def _bernoulli_chunk_numba(out: np.ndarray, bits: list, source: RandomSource) -> None:
     """:func:`_bernoulli_chunk` with the rounds in numba: same draws, same words."""
-    dense_rounds, sparse_round = _numba_kernels()
+    dense_rounds, sparse_round = _numba_kernels()[:2]
     c = out.size
     masks = np.array([_ALL_ONES if b else 0 for b in bits], dtype=np.uint64)
     draws = source.uint64(_DENSE_ROUNDS * c).reshape(_DENSE_ROUNDS, c)
@@ -241,6 +277,153 @@ def _bernoulli_chunk(out: np.ndarray, bits: list, source: RandomSource) -> None:
             if alive.size == 0:
                 return
     out[alive] |= acc  # lanes equal to the numerator on all 64 bits stay 0
+
+
+# ---------------------------------------------------------------------------
+# K-ary shifts, bit-sliced: the comparison above against K - 1 thresholds
+#
+# A K-ary randomized response moves a value x to (x + S) mod K with a shift S
+# independent of the data: S = #{j in 1..K-1 : U < j m} for a uniform 64-bit
+# U and the certified flip numerator m, so S = s with probability exactly
+# m / 2^64 for every s in 1..K-1 (U in [(K-1-s) m, (K-s) m)) and S = 0 with
+# the rest.  U is compared with the K - 1 thresholds j m at once by the
+# bit-sliced rounds of bernoulli_words, 64 lanes a word, all thresholds
+# reading the same random words.
+# ---------------------------------------------------------------------------
+_KARY_DENSE_ROUNDS = 10  # rounds drawn for every word of a chunk (K > 2); part of the seed contract
+
+
+def value_bits(K: int) -> int:
+    """Bits needed to store a value index 0..K-1: ceil(log2 K), at least 1.
+
+    Examples
+    --------
+    >>> value_bits(2), value_bits(3), value_bits(4), value_bits(5)
+    (1, 2, 2, 3)
+    """
+    return max(1, (int(K) - 1).bit_length())
+
+
+@lru_cache(maxsize=64)
+def _threshold_bits(numerator: int, K: int) -> np.ndarray:
+    """tbits[j, k]: bit 63 - k of the threshold (j + 1) m as 0 or all ones, uint64 (K - 1, 64).
+
+    Cached and read-only: public, fixed by epsilon and K.
+    """
+    bits = np.array([[_ALL_ONES if ((j * numerator) >> (63 - k)) & 1 else 0 for k in range(64)]
+                     for j in range(1, K)], dtype=np.uint64)
+    bits.flags.writeable = False
+    return bits
+
+
+def _kary_chunk_numpy(c: int, tbits: np.ndarray, source: RandomSource) -> np.ndarray:
+    """lt (J, c): the lanes whose U is below each threshold, with numpy rounds."""
+    J = tbits.shape[0]
+    draws = source.uint64(_KARY_DENSE_ROUNDS * c).reshape(_KARY_DENSE_ROUNDS, c)
+    lt = np.zeros((J, c), dtype=np.uint64)
+    und = np.empty((J, c), dtype=np.uint64)
+    for j in range(J):  # the binary sampler's first rounds, one threshold at a time
+        und[j] = _dense_rounds_numpy(draws, [int(b) & 1 for b in tbits[j]], lt[j])
+    alive = np.flatnonzero(np.bitwise_or.reduce(und, axis=0))
+    k = _KARY_DENSE_ROUNDS
+    while alive.size and k < 64:  # one word per open word, all thresholds at once
+        d = source.uint64(alive.size)
+        still = np.zeros(alive.size, dtype=np.uint64)
+        for j in range(J):
+            b = tbits[j, k]
+            u = und[j, alive]
+            lt[j, alive] |= ~d & u & b
+            u &= ~(d ^ b)
+            und[j, alive] = u
+            still |= u
+        alive = alive[still != 0]
+        k += 1
+    return lt
+
+
+def _kary_chunk_numba(c: int, tbits: np.ndarray, source: RandomSource) -> np.ndarray:
+    """:func:`_kary_chunk_numpy` with the rounds in numba: same draws, same lanes."""
+    _, _, dense, sparse, _ = _numba_kernels()
+    J = tbits.shape[0]
+    draws = source.uint64(_KARY_DENSE_ROUNDS * c).reshape(_KARY_DENSE_ROUNDS, c)
+    lt = np.empty((J, c), dtype=np.uint64)
+    alive = np.empty(c, dtype=np.int64)
+    open_und = np.empty((c, J), dtype=np.uint64)
+    count = dense(draws, tbits, lt, alive, open_und)
+    k = _KARY_DENSE_ROUNDS
+    while count and k < 64:
+        count = sparse(lt, open_und, alive, source.uint64(count), tbits[:, k], count)
+        k += 1
+    return lt
+
+
+def kary_words(n_words: int, rr: RRProbabilities, source: RandomSource) -> np.ndarray:
+    """Bit planes of the K-ary shift S of 64 ``n_words`` lanes.
+
+    S = #{j in 1..K-1 : U < j m} for a uniform 64-bit U per lane, m =
+    ``rr.flip_numerator``: P(S = s) = m / 2^64 exactly for s = 1..K-1 and
+    S = 0 with the rest, so (x + S) mod K is K-ary randomized response of x.
+    Every lane is compared with the K - 1 thresholds by the bit-sliced
+    rounds of :func:`bernoulli_words` (U's bits most significant first, one
+    random word a round for 64 lanes; a lane equal to a threshold on all 64
+    bits is not below it).  For K = 2 that *is* :func:`bernoulli_words`.
+
+    Schedule (fixed, so a seed gives the same planes on every machine, with
+    or without numba): chunks of 2^15 words; for K > 2, the first 10 rounds
+    are drawn for every word of a chunk in one call, then one word per word
+    with an open lane, round by round, until none is open.
+
+    Parameters
+    ----------
+    n_words : int
+        Number of 64-lane words.
+    rr : RRProbabilities
+        Certified probabilities for K = ``rr.K`` values.
+    source : RandomSource
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (value_bits(K), n_words)
+        Plane k holds bit k of every lane's S.
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> S = kary_words(20_000, rr_probabilities(1.0, 4), SeededRandom(0))
+    >>> bits = np.unpackbits(S.view(np.uint8), axis=1, bitorder="little")
+    >>> values = bits[0] + 2 * bits[1]
+    >>> [bool(abs(np.mean(values == s) - 0.1749) < 0.002) for s in (1, 2, 3)]
+    [True, True, True]
+    """
+    n_words = int(n_words)
+    if n_words < 0:
+        raise ValueError("n_words must be >= 0")
+    K = rr.K
+    if K == 2:
+        return bernoulli_words(n_words, rr.flip_numerator, source)[None]
+    B = value_bits(K)
+    tbits = _threshold_bits(rr.flip_numerator, K)
+    out = np.empty((B, n_words), dtype=np.uint64)
+    kernels = _numba_kernels()
+    chunk = _kary_chunk_numpy if kernels is None else _kary_chunk_numba
+    for a in range(0, n_words, _CHUNK_WORDS):
+        c = min(_CHUNK_WORDS, n_words - a)
+        lt = chunk(c, tbits, source)
+        if kernels is not None:
+            S = np.zeros((B, c), dtype=np.uint64)  # contiguous rows: the counter vectorizes
+            kernels[4](lt, S)
+            out[:, a : a + c] = S
+            continue
+        S = out[:, a : a + c]
+        S[...] = 0
+        for j in range(lt.shape[0]):  # bit-sliced counter: S += [U < t_j]
+            carry = lt[j]
+            for k in range(B):
+                nxt = S[k] & carry
+                S[k] ^= carry
+                carry = nxt
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -113,15 +114,39 @@ class Universe:
         arr = np.asarray(X)
         if arr.size == 0:
             raise ValueError(f"{name} is empty; a database needs n >= 1 rows")
+        out = self._codes(arr)
+        bad = int(np.count_nonzero(out < 0))
+        if bad:
+            raise ValueError(
+                f"{name} has {bad} value(s) that are not labels of this "
+                f"universe of K={self.K}; encode rows with the universe's labels"
+            )
+        return out
+
+    def lookup(self, X: Any) -> np.ndarray:
+        """Value indices of the entries of X, -1 where an entry is not a label (no error).
+
+        For callers with their own message for values outside the universe.
+        A list is read as Python objects, one label a row (tuples included),
+        with one dict look-up each and no conversion to an array; anything
+        else goes through ``numpy.asarray`` as for :meth:`encode`.
+
+        Examples
+        --------
+        >>> Universe(["a", "b"]).lookup(["b", "z", "a"]).tolist()
+        [1, -1, 0]
+        """
+        if isinstance(X, list):
+            return self._dict_codes(X)
+        return self._codes(X if isinstance(X, np.ndarray) else np.asarray(X))
+
+    def _codes(self, arr: np.ndarray) -> np.ndarray:
+        """Value index of every entry of ``arr``, -1 for entries that are not labels."""
+        too_big = None
         if arr.dtype.kind == "u" and self._array.dtype.kind != "u":
             # compare as int64 (mixing uint64 and int64 goes through float64, and a
             # plain cast would wrap 2**64 - 1 to the label -1)
-            big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
-            if big:
-                raise ValueError(
-                    f"{name} has {big} value(s) that are not labels of this "
-                    f"universe of K={self.K}; encode rows with the universe's labels"
-                )
+            too_big = arr > np.iinfo(np.int64).max
             arr = arr.astype(np.int64)
         if self._lut is not None and arr.dtype.kind in "iu":
             low, lut = self._lut
@@ -130,44 +155,39 @@ class Universe:
                 shifted = shifted - low
             # negatives wrap to huge unsigned values, so one comparison checks both ends
             pos = shifted.view(np.uint64)
-            if not np.all(pos < lut.size):
-                bad = int(np.count_nonzero(pos >= lut.size))
-                raise ValueError(
-                    f"{name} has {bad} value(s) that are not labels of this "
-                    f"universe of K={self.K}; encode rows with the universe's labels"
-                )
-            out = np.take(lut, pos.view(np.int64))
-            if lut.size > self.K and np.any(out < 0):  # gaps between labels
-                raise ValueError(
-                    f"{name} has {int(np.count_nonzero(out < 0))} value(s) that are not labels "
-                    f"of this universe of K={self.K}; encode rows with the universe's labels"
-                )
-            return out
-        if self._sorted is not None and arr.dtype.kind in "iufb":
+            inside = pos < lut.size
+            if inside.all():
+                out = np.take(lut, pos.view(np.int64))  # -1 at the gaps between labels
+            else:
+                out = np.full(arr.shape, -1, dtype=np.intp)
+                out[inside] = lut[pos[inside].view(np.int64)]
+        elif self._sorted is not None and arr.dtype.kind in "iufb":
             keys, order = self._sorted
             flat = arr.ravel()
-            pos = np.searchsorted(keys, flat)
-            pos = np.minimum(pos, keys.size - 1)
-            bad = keys[pos] != flat
-            if np.any(bad):
-                raise ValueError(
-                    f"{name} has {int(bad.sum())} value(s) that are not labels of this "
-                    f"universe of K={self.K}; encode rows with the universe's labels"
-                )
-            return order[pos].reshape(arr.shape).astype(np.intp)
-        flat = arr.ravel()
-        try:
-            uniq, inverse = np.unique(flat, return_inverse=True)
-            codes = np.array([self._index.get(u, -1) for u in uniq.tolist()], dtype=np.intp)
-            out = codes[inverse]
-        except TypeError:  # unorderable mixed labels: one dict look-up a row
-            out = np.array([self._index.get(v, -1) for v in flat.tolist()], dtype=np.intp)
-        if np.any(out < 0):
-            raise ValueError(
-                f"{name} has {int((out < 0).sum())} value(s) that are not labels of this "
-                f"universe of K={self.K}; encode rows with the universe's labels"
-            )
-        return out.reshape(arr.shape)
+            pos = np.minimum(np.searchsorted(keys, flat), keys.size - 1)
+            out = order[pos].astype(np.intp)
+            out[keys[pos] != flat] = -1
+            out = out.reshape(arr.shape)
+        else:
+            out = self._dict_codes(arr.ravel()).reshape(arr.shape)
+        if too_big is not None:
+            out[too_big] = -1
+        return out
+
+    def _dict_codes(self, flat: np.ndarray | list) -> np.ndarray:
+        """Dict look-ups of any labels; -1 for the others (unhashable ones included)."""
+        get = self._index.get
+        if isinstance(flat, np.ndarray) and flat.dtype != object:
+            try:  # strings, or numbers against other labels: each distinct value once
+                uniq, inverse = np.unique(flat, return_inverse=True)
+                return np.array([get(u, -1) for u in uniq.tolist()], dtype=np.intp)[inverse]
+            except TypeError:
+                pass
+        items = flat.tolist() if isinstance(flat, np.ndarray) else flat
+        try:  # one dict look-up a row at C speed
+            return np.fromiter(map(get, items, repeat(-1)), dtype=np.intp, count=len(items))
+        except TypeError:  # an unhashable entry: one at a time
+            return np.array([get(v, -1) if _hashable(v) else -1 for v in items], dtype=np.intp)
 
     def decode(self, indices: Any) -> np.ndarray:
         """Map value indices back to labels."""
@@ -186,3 +206,11 @@ class Universe:
 
     def __hash__(self) -> int:
         return hash(tuple(self._labels))
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True

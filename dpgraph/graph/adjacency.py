@@ -5,7 +5,9 @@ matrix of a full release (:class:`~dpgraph.graph.packed.PackedAdjacency`),
 the CSR rows of a sparse release
 (:class:`~dpgraph.graph.sparse.SparseAdjacency`), or the packed tiles of a
 store on disk (blockwise releases), or the value bit planes of a typed
-release (:class:`~dpgraph.graph.typed.TypedAdjacency`).  :class:`Adjacency`
+release (:class:`~dpgraph.graph.typed.TypedAdjacency`) or the CSR rows and
+values of a sparse typed one
+(:class:`~dpgraph.graph.typed.SparseTypedAdjacency`).  :class:`Adjacency`
 declares the members they all implement, so
 :class:`~dpgraph.graph.private.PrivateGraph` and the analytics call them
 without probing for attributes; :class:`PackedWords` adds the packed words of
@@ -117,13 +119,14 @@ class PackedWords(Adjacency, Protocol):
 
 
 @runtime_checkable
-class ValuedAdjacency(PackedWords, Protocol):
+class ValuedAdjacency(Adjacency, Protocol):
     """A typed release: each pair holds a value index 0..K-1 (0 = no tie).
 
     Its :class:`Adjacency` members describe the released "any tie" graph
     (value index >= 1), so binary code reads it unchanged; these members count
     released pairs by value.  Arrays indexed by value have K entries, entry
-    0 counting released "no tie" pairs.
+    0 counting released "no tie" pairs.  A dense typed release is also
+    :class:`PackedWords` (its any-tie matrix); a sparse one is CSR.
     """
 
     K: int

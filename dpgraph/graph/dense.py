@@ -24,6 +24,8 @@ group of sampled words (<= 8 MiB) and the sampler's scratch (about 9x that).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..core.probabilities import RRProbabilities
@@ -33,27 +35,34 @@ from ._memory import check_fits
 from .encoding import EncodedGraph
 from .packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 
-__all__ = ["fill_bands", "release_packed", "sample_packed_flips", "xor_edges"]
+__all__ = ["fill_bands", "release_packed", "row_bands", "sample_bands", "sample_packed_flips",
+           "xor_edges"]
 
 _GROUP_WORDS = 1 << 20  # words sampled per sampler call; fixed, part of the seed contract
 
 
-def _bands(n: int, nw: int, directed: bool) -> list[tuple[int, int, int]]:
-    """(first row, last row + 1, first word) of every 64-row band."""
+def row_bands(n: int, nw: int, directed: bool) -> list[tuple[int, int, int]]:
+    """(first row, last row + 1, first word) of every 64-row band.
+
+    An undirected release's band ``a`` starts at word ``a`` (nothing is drawn
+    for the zero lower triangle); a directed one's at word 0.
+    """
     return [(r0, min(n, r0 + 64), 0 if directed else r0 >> 6) for r0 in range(0, n, 64)]
 
 
-def fill_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int,
-               numerator: int, source: RandomSource, row0: int = 0, word0: int = 0) -> None:
-    """Fill each band (rows r0..r1, words w0..end_word) of ``out`` with flip words.
+def sample_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int,
+                 draw: Callable[[int], np.ndarray], row0: int = 0, word0: int = 0) -> None:
+    """Fill each band (rows r0..r1, words w0..end_word) of ``out`` with sampled words.
 
-    The bands are grouped so that one sampler call draws at most
-    ``_GROUP_WORDS`` words, in band order: this schedule is the seed contract
-    shared by the in-memory release and the blockwise tiles (``row0`` and
-    ``word0`` place a tile's bands in its own array).
+    The bands are grouped, in band order, so that one call ``draw(total)``
+    samples at most ``_GROUP_WORDS`` words; its result, shape (..., total),
+    is cut into the group's bands along the last axis, and the leading axes
+    (the value planes of a typed release) go to the leading axes of ``out``.
+    This grouping is the seed contract shared by the binary and typed
+    releases and the blockwise tiles (``row0`` and ``word0`` place a tile's
+    bands in its own array).
     """
     k = 0
-    scratch = None  # one buffer reused by every group: fresh pages cost more than the sampling here
     while k < len(bands):  # one sampler call per group of bands
         group, total = [], 0
         while k < len(bands):
@@ -64,15 +73,31 @@ def fill_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int
             group.append(bands[k])
             total += size
             k += 1
-        if scratch is None or scratch.size < total:
-            scratch = np.empty(total, dtype=np.uint64)
-        flat = bernoulli_words(total, numerator, source, out=scratch[:total])
+        flat = draw(total)
         off = 0
         for r0, r1, w0 in group:
             size = (r1 - r0) * (end_word - w0)
-            block = flat[off : off + size].reshape(r1 - r0, end_word - w0)
-            out[r0 - row0 : r1 - row0, w0 - word0 : end_word - word0] = block
+            block = flat[..., off : off + size].reshape(flat.shape[:-1] + (r1 - r0, end_word - w0))
+            out[..., r0 - row0 : r1 - row0, w0 - word0 : end_word - word0] = block
             off += size
+
+
+def fill_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: int,
+               numerator: int, source: RandomSource, row0: int = 0, word0: int = 0) -> None:
+    """Fill each band (rows r0..r1, words w0..end_word) of ``out`` with flip words.
+
+    :func:`sample_bands` with :func:`~dpgraph.core.sampling.bernoulli_words`
+    as the sampler: the schedule shared by the in-memory release and the
+    blockwise tiles.
+    """
+    scratch = [np.empty(0, dtype=np.uint64)]  # one buffer reused by every group: fresh pages cost more
+
+    def draw(total: int) -> np.ndarray:
+        if scratch[0].size < total:
+            scratch[0] = np.empty(total, dtype=np.uint64)
+        return bernoulli_words(total, numerator, source, out=scratch[0][:total])
+
+    sample_bands(out, bands, end_word, draw, row0, word0)
 
 
 def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSource,
@@ -108,7 +133,7 @@ def sample_packed_flips(n: int, directed: bool, numerator: int, source: RandomSo
     """
     nw = words_per_row(n)
     words = np.zeros((n, nw), dtype=np.uint64) if out is None else out
-    fill_bands(words, _bands(n, nw, directed), nw, numerator, source)
+    fill_bands(words, row_bands(n, nw, directed), nw, numerator, source)
     clear_non_pairs(words, n, directed)
     return words
 

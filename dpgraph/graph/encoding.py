@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
-from itertools import chain, repeat
+from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -294,29 +294,36 @@ class EncodedGraph:
     """Validated input: canonical node order and edge endpoints as positions.
 
     For an undirected graph every edge appears once with ``rows < cols``.
+    ``edge_data``, read only when asked (a typed release), holds the
+    attribute dict of every edge, aligned with ``rows`` and ``cols``.
     """
 
     index: NodeIndex
     rows: np.ndarray
     cols: np.ndarray
     directed: bool
+    edge_data: list | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
         return len(self.index)
 
 
-def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
+def encode_graph(G: Any, directed: bool = False, edge_data: bool = False) -> EncodedGraph:
     """Validate a networkx graph and encode its edges as node positions.
 
     Edge and node attributes are dropped: only the presence of each vertex
-    pair is released.
+    pair is released (a typed release reads each edge's attribute dict in
+    the same pass, ``edge_data=True``).
 
     Parameters
     ----------
     G : networkx.Graph or networkx.DiGraph
     directed : bool, default False
         Must be True to release a DiGraph (one row per ordered pair).
+    edge_data : bool, default False
+        Keep every edge's attribute dict, aligned with the encoded edges
+        (``EncodedGraph.edge_data``): references, not copies.
 
     Returns
     -------
@@ -362,7 +369,11 @@ def encode_graph(G: Any, directed: bool = False) -> EncodedGraph:
             "G has self-loops; vertex pairs {i, i} are not rows of the database. "
             "Remove them, e.g. G.remove_edges_from(nx.selfloop_edges(G))"
         )
+    data = chain.from_iterable(map(dict.values, inner)) if edge_data else None
     if not directed:  # every undirected edge appears in both endpoints' dicts: keep one
         keep = rows < cols
         rows, cols = rows[keep], cols[keep]
-    return EncodedGraph(index, rows, cols, bool(directed))  # fresh arrays, owned by the encoding
+        if data is not None:
+            data = compress(data, keep.tolist())
+    # fresh arrays, owned by the encoding
+    return EncodedGraph(index, rows, cols, bool(directed), None if data is None else list(data))

@@ -111,7 +111,9 @@ def release(
         pair then holds one value of the public universe {no tie, *values*}
         and is released by K-ary mechanism E (K = len(values) + 1): whether a
         tie exists and of which kind are protected together, at epsilon per
-        pair.  Needs a networkx graph; see docs/typed-graphs.md.
+        pair.  Needs a networkx graph; see docs/typed-graphs.md.  With
+        ``keep`` or ``target_edges``, a sparse typed release (each released
+        tie kept with probability keep, stored in CSR form with its value).
     values : sequence, optional
         The tie values, declared by the curator in advance (never read from
         the data).  A tie whose value is not declared is refused (the error
@@ -166,8 +168,8 @@ def release(
         parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
                               edge_attr=edge_attr, values=values, bins=bins, keep=keep,
                               target_edges=target_edges, max_edges=max_edges, stacklevel=4)
-        return PrivateGraph(parts.adjacency, parts.index, parts.probabilities,
-                            tie_values=parts.tie_values)
+        return PrivateGraph(parts.adjacency, parts.index, parts.probabilities, parts.channel,
+                            parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None

@@ -80,12 +80,14 @@ _DROPPED = ("the input's edge attributes ({what}) are dropped: a graph release p
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How an input is read: bytes per chunk and fsspec options of a file, and whether
-    integer vertex sets are indexed without a dict (``compact``, the blockwise release)."""
+    """How an input is read: bytes per chunk and fsspec options of a file, whether
+    integer vertex sets are indexed without a dict (``compact``, the blockwise release), and
+    whether a networkx graph's edge attribute dicts are kept (``edge_data``, a typed release)."""
 
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     storage_options: dict | None = field(default=None, hash=False, compare=False)
     compact: bool = False
+    edge_data: bool = False
 
 
 @dataclass(frozen=True, repr=False)
@@ -104,12 +106,16 @@ class EdgeStream:
     checked : bool
         The chunks are already one array of distinct pairs without loops,
         ``rows < cols`` when undirected (a networkx graph, encoded).
+    edge_data : list or None
+        A networkx graph read with ``ReadOptions(edge_data=True)``: every
+        edge's attribute dict, aligned with the checked chunk.
     """
 
     index: NodeIndex
     chunks: Iterable[tuple[np.ndarray, np.ndarray]]
     what: str
     checked: bool = False
+    edge_data: list | None = None
 
     def __repr__(self) -> str:  # never the edges
         return f"EdgeStream(n={len(self.index)}, {self.what})"
@@ -215,9 +221,10 @@ def _warn_dropped(what: str) -> None:
 def _networkx_edges(G: Any, nodes: Any, directed: bool, options: ReadOptions) -> EdgeStream:
     if any(map(bool, _edge_data(G))):
         _warn_dropped("networkx edge data")
-    enc = encode_graph(G, directed=directed)
+    enc = encode_graph(G, directed=directed, edge_data=options.edge_data)
     if nodes is None:
-        return EdgeStream(enc.index, [(enc.rows, enc.cols)], "G", checked=True)
+        return EdgeStream(enc.index, [(enc.rows, enc.cols)], "G", checked=True,
+                          edge_data=enc.edge_data)
     index = vertex_set(nodes, compact=options.compact)
     pos = index.find(enc.index.nodes)
     missing = int((pos < 0).sum())
@@ -227,7 +234,7 @@ def _networkx_edges(G: Any, nodes: Any, directed: bool, options: ReadOptions) ->
     rows, cols = pos[enc.rows], pos[enc.cols]
     if not directed:  # the new order may swap the ends of a pair
         rows, cols = np.minimum(rows, cols), np.maximum(rows, cols)
-    return EdgeStream(index, [(rows, cols)], "G", checked=True)
+    return EdgeStream(index, [(rows, cols)], "G", checked=True, edge_data=enc.edge_data)
 
 
 def _edge_data(G: Any) -> Iterator[dict]:
@@ -468,7 +475,8 @@ def check_pairs(u: np.ndarray, v: np.ndarray, directed: bool,
 
 
 def read_input(G: GraphInput, directed: bool = False,
-               nodes: Sequence[Hashable] | int | None = None) -> EncodedGraph:
+               nodes: Sequence[Hashable] | int | None = None, *,
+               edge_data: bool = False) -> EncodedGraph:
     """Validate any accepted input and encode its edges as node positions.
 
     Parameters
@@ -482,6 +490,9 @@ def read_input(G: GraphInput, directed: bool = False,
         The public vertex set.  Required for an edge array, table or file;
         for a matrix, the labels of its rows (default 0..n-1); for a
         networkx graph, a superset of its nodes.
+    edge_data : bool, default False
+        For a networkx graph, keep every edge's attribute dict in the same
+        pass (``EncodedGraph.edge_data``; a typed release reads its values).
 
     Returns
     -------
@@ -501,11 +512,11 @@ def read_input(G: GraphInput, directed: bool = False,
     >>> enc.n, enc.rows.tolist(), enc.cols.tolist()
     (4, [0, 1], [1, 2])
     """
-    stream = stream_input(G, nodes, directed)
+    stream = stream_input(G, nodes, directed, options=ReadOptions(edge_data=bool(edge_data)))
     parts = list(stream.chunks)
     if stream.checked:
         (rows, cols), = parts
-        return EncodedGraph(stream.index, rows, cols, bool(directed))
+        return EncodedGraph(stream.index, rows, cols, bool(directed), stream.edge_data)
     empty = np.zeros(0, dtype=np.int64)
     u = np.concatenate([p[0] for p in parts]) if parts else empty
     v = np.concatenate([p[1] for p in parts]) if parts else empty

@@ -145,9 +145,17 @@ from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io use
 
 KINDS["sparse"] = (sparse_payload, sparse_read)
 
-from .typed.typed_io import header_tie_values, typed_payload, typed_read  # noqa: E402
+from .typed.typed_io import (  # noqa: E402
+    header_tie_values,
+    sparse_typed_payload,
+    sparse_typed_read,
+    typed_payload,
+    typed_read,
+)
 
 KINDS["typed"] = (typed_payload, typed_read)
+KINDS["sparsetyped"] = (sparse_typed_payload, sparse_typed_read)
+_TYPED_KINDS = ("typed", "sparsetyped")
 
 
 def _kind_of(adj: Any) -> str:
@@ -438,7 +446,7 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):
             raise ValueError(f"{path.name}: epsilon or flip probability out of range")
-        ties = header_tie_values(header, _label_from_json) if kind == "typed" else None
+        ties = header_tie_values(header, _label_from_json) if kind in _TYPED_KINDS else None
         if ties is None and "tie_values" in header:
             raise ValueError(f"{path.name}: tie_values in a file of kind {kind!r}; it is corrupted")
         K = 2 if ties is None else ties.K
@@ -465,8 +473,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
     name = _check_name(header.get("name"), f"{path.name}: header name")
-    if ties is not None:  # PrivateGraph derives the same any-tie channel itself
-        return ReleaseParts(adj, index, rr, None, keep, name, ties)
+    if ties is not None:  # PrivateGraph derives the same any-tie channel from the K-ary one
+        return ReleaseParts(adj, index, rr, _typed_channel(adj, rr), keep, name, ties)
     return ReleaseParts(adj, index, rr, channel, keep, name)
 
 
@@ -476,6 +484,11 @@ def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
 
     if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
         return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
+    if adj.file_kind == "sparsetyped":  # ... of the subsampled K-ary channel
+        from .typed.sparse import TypedSubsampling
+
+        sub = TypedSubsampling(rr, int(adj.keep_numerator))
+        return sub.channel.collapse(np.arange(rr.K) > 0), sub.keep
     keep_numerator = getattr(adj, "keep_numerator", None)
     if keep_numerator is None or int(keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0
@@ -483,6 +496,15 @@ def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
 
     probs = SubsampledProbabilities(rr, int(keep_numerator))
     return probs.channel, float(probs.keep)
+
+
+def _typed_channel(adj: Any, rr: Any) -> Any:
+    """The K-ary channel of a sparse typed release (None for a dense one: plain K-ary)."""
+    if adj.file_kind != "sparsetyped":
+        return None
+    from .typed.sparse import TypedSubsampling
+
+    return TypedSubsampling(rr, int(adj.keep_numerator)).channel
 
 
 def _check_claims(header: dict, channel: Any, keep: float, name: str) -> None:

@@ -132,8 +132,8 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         The declared tie values of a typed release (``dpgraph.release(...,
         edge_attr=, values=)``); None for an untyped release.
     typed_channel : Channel
-        The K-ary channel of a typed release's pairs (the binary channel
-        otherwise).
+        The K-ary channel of a typed release's pairs, subsampled for a sparse
+        typed release (the binary channel otherwise).
     """
 
     def __init__(
@@ -152,12 +152,14 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         self.keep = float(keep)
         self.name = name
         self.tie_values = tie_values
-        if tie_values is not None:
+        if tie_values is not None:  # ``channel``, if given, is the K-ary one (a sparse release)
             if not isinstance(adjacency, ValuedAdjacency) or adjacency.K != tie_values.K \
-                    or probabilities.K != tie_values.K or channel is not None:
+                    or probabilities.K != tie_values.K \
+                    or (channel is not None and channel.K != tie_values.K):
                 raise ValueError("a typed release needs a typed adjacency and probabilities for "
                                  "its K values")
-            self.typed_channel = Channel.randomized_response(probabilities)
+            self.typed_channel = channel if channel is not None else \
+                Channel.randomized_response(probabilities)
             self.channel = self.typed_channel.collapse(np.arange(tie_values.K) > 0)
         else:
             self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
@@ -338,7 +340,10 @@ class PrivateGraph(CertifiedRelease, IOMixin):
 
         N = float(self.number_of_pairs())
         std = float(count_estimate(0.0, N, self.channel).std)
-        full = float(count_estimate(0.0, N, Channel.randomized_response(self.probabilities)).std)
+        dense = Channel.randomized_response(self.probabilities)
+        if dense.K > 2:  # a typed release: its any-tie collapse
+            dense = dense.collapse(np.arange(dense.K) > 0)
+        full = float(count_estimate(0.0, N, dense).std)
         return f"number_of_edges std {std:.3g} ({std / full:.3g}x the full release's {full:.3g})"
 
     # ---- the released graph as data --------------------------------------------

@@ -57,6 +57,7 @@ __all__ = [
     "SparseAdjacency",
     "SubsampledProbabilities",
     "bernoulli_positions",
+    "keep_numerator",
     "pair_count",
     "pair_from_index",
     "pair_index",
@@ -162,6 +163,26 @@ def subsampled_probabilities(
     >>> sp.keep, float(sp.alpha + sp.beta)
     (0.5, 0.5)
     """
+    return SubsampledProbabilities(rr, keep_numerator(Fraction(rr.flip_numerator, _TWO64), n,
+                                                      directed, keep, target_edges, rr.epsilon))
+
+
+def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
+                   target_edges: Integral | None, epsilon: float) -> int:
+    """k in 1..2^64 of the keep probability k / 2^64 of ``keep=`` or ``target_edges=``.
+
+    ``moved`` is the probability that a pair without an edge is released as
+    one (p' for a binary release, (K - 1) m' for a typed one), so
+    ``target_edges`` gives s = target_edges / (moved N): public quantities
+    only, never the input graph.
+
+    Examples
+    --------
+    >>> keep_numerator(Fraction(1, 4), 101, False, None, 505, 1.0) / 2**64  # 505 of 5050 / 4
+    0.4
+    >>> keep_numerator(Fraction(1, 4), 101, False, 0.5, None, 1.0) == 2**63
+    True
+    """
     if keep is not None and target_edges is not None:
         raise ValueError("pass either keep= or target_edges=, not both")
     if target_edges is not None:
@@ -170,13 +191,13 @@ def subsampled_probabilities(
                 f"target_edges must be an integer number of edges, got {type(target_edges).__name__}"
             )
         target = int(target_edges)
-        dense = Fraction(rr.flip_numerator, _TWO64) * pair_count(n, directed)
+        dense = moved * pair_count(n, directed)
         if target < 1:
             raise ValueError(f"target_edges must be >= 1, got {target}")
         if target > dense:
             raise ValueError(
                 f"target_edges={target} is larger than the dense release would give "
-                f"(p' N = {float(dense):.6g} edges for {n} nodes at epsilon={rr.epsilon:g}); "
+                f"(about {float(dense):.6g} edges for {n} nodes at epsilon={epsilon:g}); "
                 "pass at most that, or omit target_edges for the full release"
             )
         s = Fraction(target) / dense
@@ -187,7 +208,7 @@ def subsampled_probabilities(
         raise ValueError(
             "keep is below 2^-64, the resolution of the sampler; the release would be empty"
         )
-    return SubsampledProbabilities(rr, min(k, _TWO64))
+    return min(k, _TWO64)
 
 
 # ---------------------------------------------------------------------------

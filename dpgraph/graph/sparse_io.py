@@ -32,7 +32,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .sparse import SparseAdjacency
 
-__all__ = ["sparse_payload", "sparse_read"]
+__all__ = ["read_csr", "sparse_payload", "sparse_read"]
 
 
 def sparse_payload(adj: SparseAdjacency) -> tuple[dict, np.ndarray]:
@@ -59,8 +59,12 @@ def sparse_payload(adj: SparseAdjacency) -> tuple[dict, np.ndarray]:
     return meta, payload
 
 
-def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> SparseAdjacency:
-    """Rebuild and validate a SparseAdjacency from a payload and its header.
+def read_csr(buf: np.ndarray, header: dict, n: int, directed: bool,
+             extra_bytes_per_pair: int = 0) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """Check and read the CSR part of a payload: (indptr, indices, keep_numerator, rest).
+
+    ``rest`` is what follows the columns, ``extra_bytes_per_pair`` bytes a
+    stored pair (a sparse typed release's values).
 
     Raises
     ------
@@ -68,9 +72,7 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
         If the payload is inconsistent with the header or stores a pair that
         is not a row of the database.
     """
-    from ..core.probabilities import RRProbabilities
     from .encoding import pair_index
-    from .sparse import SparseAdjacency, SubsampledProbabilities
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")
     raw = header.get("keep_numerator")
@@ -82,10 +84,11 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
         raise ValueError("file header: keep_numerator is missing or malformed") from None
     if not (isinstance(E, int) and E >= 0 and width in (4, 8) and 1 <= keep_numerator <= 1 << 64):
         raise ValueError("file header: sparse layout fields are malformed; the file is corrupted")
-    if buf.nbytes != 8 * (n + 1) + width * E:
+    if buf.nbytes != 8 * (n + 1) + (width + extra_bytes_per_pair) * E:
         raise ValueError("file header: payload size does not match n and stored_pairs")
     indptr = buf[: 8 * (n + 1)].view("<i8").astype(np.int64, copy=False)
-    indices = buf[8 * (n + 1) :].view("<i4" if width == 4 else "<i8")
+    end = 8 * (n + 1) + width * E
+    indices = buf[8 * (n + 1) : end].view("<i4" if width == 4 else "<i8")
     indices = indices.astype(np.int32 if width == 4 else np.int64, copy=False)
     if indptr[0] != 0 or indptr[-1] != E or np.any(np.diff(indptr) < 0):
         raise ValueError("file payload: row pointers are not monotone from 0 to stored_pairs")
@@ -96,6 +99,22 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
         raise ValueError("file has pairs outside the vertex pairs of its graph; it is corrupted")
     if E > 1 and np.any(np.diff(pair_index(rows, cols, n, directed)) <= 0):
         raise ValueError("file payload: pairs are unsorted or repeated; the file is corrupted")
+    return indptr, indices, keep_numerator, buf[end:]
+
+
+def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> SparseAdjacency:
+    """Rebuild and validate a SparseAdjacency from a payload and its header.
+
+    Raises
+    ------
+    ValueError
+        If the payload is inconsistent with the header or stores a pair that
+        is not a row of the database.
+    """
+    from ..core.probabilities import RRProbabilities
+    from .sparse import SparseAdjacency, SubsampledProbabilities
+
+    indptr, indices, keep_numerator, _ = read_csr(buf, header, n, directed)
     ch = header.get("channel")
     if not isinstance(ch, dict):  # the estimators must use the exact subsampled channel
         raise ValueError("file header: a sparse release needs its channel; the file is corrupted")

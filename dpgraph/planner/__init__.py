@@ -26,10 +26,15 @@ deviation here is the delta method (the variance of its linearisation,
 computed exactly from the same decomposition, which also needs the sum of
 d_i d_j over edges, assumed degree-uncorrelated by default).
 
+A typed release (``values=``) has K values a pair; the std of a typed or
+weighted count depends on the truth when K > 2, so the planner gives the
+worst case over it, or the exact std under an assumed share of the pairs
+per tie value (:func:`typed_count_std`).
+
 Everything here takes public quantities only and never touches a graph.
 """
 
-from ..graph.typed.planning import typed_cut_std
+from ..graph.typed.planning import typed_count_std, typed_cut_std
 from .motifs import transitivity_std, triangle_std, triangle_variance_terms
 from .plan import DEFAULT_EPSILONS, Plan, plan
 from .search import smallest_epsilon
@@ -48,5 +53,6 @@ __all__ = [
     "transitivity_std",
     "triangle_std",
     "triangle_variance_terms",
+    "typed_count_std",
     "typed_cut_std",
 ]

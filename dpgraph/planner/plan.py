@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..core import rr_probabilities
+from ..graph.typed.encoding import tie_values
+from ..graph.typed.planning import typed_count_std
+from ..graph.typed.sparse import typed_subsampling
 from ..validation import check_bool
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon
@@ -61,6 +64,10 @@ class Plan:
     subsample : dict or None
         A sparse release: ``{"keep": s}`` or ``{"target_edges": k}``, as
         :func:`dpgraph.release` takes them; None for a full release.
+    typed : dict or None
+        A typed release: ``{"values": [...], "value": v, "weights": {...},
+        "mix": {...}}`` (what the counts count, and the assumed share of the
+        pairs per tie value, if any); None for an untyped release.
     """
 
     nodes: int
@@ -73,18 +80,24 @@ class Plan:
     assumptions: dict = field(default_factory=dict)
     target: dict | None = None
     subsample: dict | None = None
+    typed: dict | None = None
+
+    @property
+    def K(self) -> int:
+        """Values a pair takes: 2 for an untyped release, the tie values plus "no tie" else."""
+        return 2 if self.typed is None else len(self.typed["values"]) + 1
 
     @property
     def keep(self) -> float:
         """The keep probability s at ``epsilon`` (1.0 for a full release)."""
-        return keep_probability(self.nodes, self.epsilon, self.directed, **(self.subsample or {}))
+        return _keep(self.nodes, self.epsilon, self.directed, self.subsample, self.K)
 
     def full_release_stds(self) -> dict:
         """The stds of the full release at ``epsilon`` (the same as ``stds`` without subsampling)."""
         if self.subsample is None:
             return dict(self.stds)
-        return {k: _std_function(self.nodes, self.directed, self.sides, self.assumptions, k)(
-            self.epsilon) for k in self.stds}
+        return {k: _std_function(self.nodes, self.directed, self.sides, self.assumptions, k,
+                                 typed=self.typed)(self.epsilon) for k in self.stds}
 
     def smallest_resolvable(self) -> dict:
         """For each planned count, the smallest true value the release can resolve.
@@ -102,24 +115,28 @@ class Plan:
         return {k: 2 * _Z95 * v for k, v in self.stds.items() if k != "transitivity"}
 
     def expected_released_edges(self) -> float:
-        """Expected edges of the release: s (p' N + (1 - 2p') m), m the assumed edges (else 0)."""
+        """Expected edges (ties of any value) of the release: s ((K-1) p' N + (1 - K p') m).
+
+        m is the assumed edge count (else 0); K = 2 for an untyped release.
+        """
         N = _pairs(self.nodes, self.directed)
         m = float(self.assumptions.get("edges", 0.0))
-        p = self.flip_probability
-        return self.keep * (p * N + (1 - 2 * p) * m)
+        p, K = self.flip_probability, self.K
+        return self.keep * ((K - 1) * p * N + (1 - K * p) * m)
 
     def std_at(self, statistic: str, epsilon: float) -> float:
         """Std of ``statistic`` (a key of ``stds``) at another epsilon, same assumptions."""
         return _std_function(self.nodes, self.directed, self.sides, self.assumptions, statistic,
-                             self.subsample)(epsilon)
+                             self.subsample, self.typed)(epsilon)
 
     def table(self, epsilons: Sequence[float] = DEFAULT_EPSILONS) -> list[dict]:
         """One row per epsilon: epsilon, p' (and keep, if subsampled), the std of every statistic."""
         rows = []
         for eps in epsilons:
-            row = {"epsilon": float(eps), "flip_probability": rr_probabilities(eps).flip_probability}
+            row = {"epsilon": float(eps),
+                   "flip_probability": rr_probabilities(eps, self.K).flip_probability}
             if self.subsample is not None:
-                row["keep"] = keep_probability(self.nodes, eps, self.directed, **self.subsample)
+                row["keep"] = _keep(self.nodes, eps, self.directed, self.subsample, self.K)
             for name in self.stds:
                 row[f"{name}_std"] = self.std_at(name, eps)
             rows.append(row)
@@ -166,6 +183,8 @@ class Plan:
             out["assumptions"] = dict(self.assumptions)
         if self.target is not None:
             out["target"] = dict(self.target)
+        if self.typed is not None:
+            out["typed"] = {"K": self.K, **{k: v for k, v in self.typed.items() if v is not None}}
         if self.subsample is not None:
             out["subsample"] = dict(self.subsample)
             out["keep"] = self.keep
@@ -175,8 +194,17 @@ class Plan:
         return out
 
 
+def _keep(nodes: int, epsilon: float, directed: bool, subsample: dict | None, K: int) -> float:
+    """The keep probability of a (typed, if K > 2) release: 1.0 without subsampling."""
+    if subsample is None or K == 2:
+        return keep_probability(nodes, epsilon, directed, **(subsample or {}))
+    return typed_subsampling(rr_probabilities(epsilon, K), nodes, directed, **subsample).keep
+
+
 def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: str,
-                  subsample: dict | None = None):
+                  subsample: dict | None = None, typed: dict | None = None):
+    if typed is not None:
+        return _typed_std_function(nodes, directed, sides, statistic, typed, subsample)
     sub = subsample or {}
     if statistic == "cut":
         if sides is None:
@@ -205,6 +233,47 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
     )
 
 
+def _typed_std_function(nodes: int, directed: bool, sides: Any, statistic: str, typed: dict,
+                        subsample: dict | None = None):
+    """epsilon -> std of a typed count (cut, all pairs, one node's pairs): typed_count_std."""
+    if statistic in ("triangles", "transitivity"):
+        raise ValueError(f"{statistic} is planned for untyped releases only; drop values= (a typed "
+                         "release's any-tie triangles have the asymmetric channel of the collapse)")
+    if statistic == "cut":
+        if sides is None:
+            raise ValueError("the cut std needs sides=(|S|, |T|) (command line: --sides A,B)")
+        pairs = sides[0] * sides[1]
+    elif statistic == "number_of_edges":
+        pairs = _pairs(nodes, directed)
+    elif statistic == "degree":
+        pairs = nodes - 1
+    else:
+        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
+    kw = {k: typed.get(k) for k in ("value", "weights", "mix")}
+    kw.update(subsample or {})
+    return lambda e: typed_count_std(pairs, e, typed["values"], nodes=nodes, directed=directed,
+                                     **kw)
+
+
+def _typed_plan(values: Any, value: Any, weights: Any, mix: Any, subsample: Any,
+                statistic: Any) -> dict | None:
+    """The typed part of a plan, validated as the release and its estimators validate it."""
+    if values is None:
+        if value is not None or weights is not None or mix is not None:
+            raise ValueError("value=, weights= and mix= plan a typed release: declare its tie "
+                             "values too, e.g. values=['distrust', 'trust'] (command line: --values)")
+        return None
+    ties = tie_values("value", values)
+    ties.row_function(value, weights)  # refuses an undeclared value, bad weights, both given
+    if mix is not None:
+        typed_count_std(1, 1.0, ties.values, value=value, weights=weights, mix=mix)  # checks mix
+    if statistic in ("triangles", "transitivity"):
+        raise ValueError(f"{statistic} is planned for untyped releases only; drop values=")
+    return {"values": list(ties.values), "value": value,
+            "weights": None if weights is None else dict(weights),
+            "mix": None if mix is None else dict(mix)}
+
+
 def plan(
     nodes: int,
     epsilon: float | None = None,
@@ -222,6 +291,10 @@ def plan(
     four_cycles: float | None = None,
     keep: float | None = None,
     target_edges: int | None = None,
+    values: Sequence | None = None,
+    value: Any = None,
+    weights: Mapping | None = None,
+    mix: Mapping | None = None,
 ) -> Plan:
     """Plan a release: the error of its estimates at ``epsilon``, or the epsilon a target needs.
 
@@ -253,6 +326,20 @@ def plan(
         ``target_edges=...``): every std is then the one that release will
         report, and the plan also gives the full release's
         (:meth:`Plan.full_release_stds`) and the keep probability.
+    values : sequence, optional
+        Plan a typed release (``dpgraph.release(G, eps, edge_attr=...,
+        values=values)``, K = len(values) + 1 values a pair): the cut, edge
+        count and degree stds are then those of typed counts
+        (:func:`~dpgraph.planner.typed_count_std`): the worst case over the
+        truth (the variance depends on it when K > 2), or exact under
+        ``mix``.  Triangles are planned for untyped releases only.
+    value : a tie value, optional
+        With ``values``: count the ties of this value (default: of any value).
+    weights : mapping {tie value: weight}, optional
+        With ``values``: a weighted count (e.g. net trust).
+    mix : mapping {tie value: share of the pairs}, optional
+        With ``values``: the assumed share of the pairs holding each tie
+        value (the rest: no tie); the stds are then exact under it.
 
     Returns
     -------
@@ -272,6 +359,15 @@ def plan(
     >>> s = plan(50_000, 1.0, target_edges=200_000)
     >>> f"{s.stds['number_of_edges']:.3g} vs {s.full_release_stds()['number_of_edges']:.3g}"
     '2.68e+06 vs 3.39e+04'
+
+    A typed release (K = 4), its distrust cut and its net-trust cut:
+
+    >>> v = ["distrust", "trust", "strong"]
+    >>> t = plan(3783, 1.0, directed=True, sides=(300, 300), values=v, value="distrust")
+    >>> w = plan(3783, 1.0, directed=True, sides=(300, 300), values=v,
+    ...          weights={"distrust": -1, "trust": 1, "strong": 2})
+    >>> round(t.stds["cut"]), round(w.stds["cut"])
+    (499, 1159)
     """
     nodes = _int(nodes, "nodes", 2)
     directed = check_bool(directed, "directed")  # "no" would be read as True
@@ -281,6 +377,7 @@ def plan(
     _check_subsample(keep, target_edges)
     subsample = ({"keep": float(keep)} if keep is not None else
                  {"target_edges": int(target_edges)} if target_edges is not None else None)
+    typed = _typed_plan(values, value, weights, mix, subsample, statistic)
     assumptions = {}
     for key, val in (("cut", cut), ("edges", edges), ("triangles", triangles),
                      ("transitivity", transitivity), ("wedges", wedges), ("four_cycles", four_cycles)):
@@ -295,7 +392,7 @@ def plan(
         if epsilon is not None:
             raise ValueError("give epsilon or a target (target_std / target_relative_error), not both")
         stat = statistic or ("cut" if sides is not None else "number_of_edges")
-        fn = _std_function(nodes, directed, sides, assumptions, stat, subsample)
+        fn = _std_function(nodes, directed, sides, assumptions, stat, subsample, typed)
         if target_std is not None:
             goal = _positive(target_std, "target_std")
             epsilon = smallest_epsilon(fn, goal, "target_std")
@@ -314,15 +411,15 @@ def plan(
             target = {"statistic": stat, "target_relative_error": rel, "assumed_value": value}
     if epsilon is None:
         raise ValueError("give epsilon (e.g. epsilon=1.0) or a target_std / target_relative_error")
-    rr = rr_probabilities(epsilon)
+    rr = rr_probabilities(epsilon, 2 if typed is None else len(typed["values"]) + 1)
     names = (["cut"] if sides is not None else []) + ["number_of_edges", "degree"]
-    if not directed and "edges" in assumptions and nodes >= 3:
+    if typed is None and not directed and "edges" in assumptions and nodes >= 3:
         names.append("triangles")
         if "transitivity" in assumptions:
             names.append("transitivity")
-    if subsample is not None:
-        keep_probability(nodes, rr.epsilon, directed, **subsample)  # refuses a target above p' N
-    stds = {k: _std_function(nodes, directed, sides, assumptions, k, subsample)(rr.epsilon)
+    if subsample is not None:  # refuses a target above what the full release gives
+        _keep(nodes, rr.epsilon, directed, subsample, rr.K)
+    stds = {k: _std_function(nodes, directed, sides, assumptions, k, subsample, typed)(rr.epsilon)
             for k in names}
     return Plan(nodes, directed, rr.epsilon, rr.flip_probability, rr.realized_epsilon, stds,
-                sides, assumptions, target, subsample)
+                sides, assumptions, target, subsample, typed)

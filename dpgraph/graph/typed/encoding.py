@@ -3,7 +3,9 @@
 A typed release stores one value per vertex pair from a universe declared by
 the curator before looking at the data: index 0 is "no tie", indices
 1..K-1 are the declared tie values (kinds of relationship, or bins of a
-numeric edge attribute).  The universe is never read from the data: the
+numeric edge attribute).  It is the core's
+:class:`~dpgraph.core.universe.Universe` of the labels [None, v_1, ...,
+v_{K-1}] (None, never a tie value, stands for "no tie").  The universe is never read from the data: the
 values present in a graph would reveal which kinds of tie occur.  A tie
 whose attribute is missing, not declared, NaN or infinite is refused, and the
 message gives a count, never the offending value.
@@ -13,19 +15,21 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import repeat
 from numbers import Real
-from operator import is_, itemgetter, methodcaller
+from operator import is_
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
-from ..encoding import EncodedGraph, pair_index
+from ...core.sampling import value_bits
+from ...core.universe import Universe
+from ..encoding import EncodedGraph
 
-__all__ = ["MAX_TIE_VALUES", "TieValues", "encode_typed", "tie_values", "value_bits"]
+__all__ = ["MAX_TIE_VALUES", "NO_TIE", "TieValues", "encode_typed", "has_other_attributes",
+           "tie_values", "value_bits"]
 
 #: At most this many tie values (K <= 256, 8 bit planes): every typed query
 #: visits each value, and a file stores at most 8 planes.
@@ -34,23 +38,8 @@ MAX_TIE_VALUES = 255
 _NO_TIE_WORDS = ("no tie", "none", "")
 
 
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
-
-def value_bits(K: int) -> int:
-    """Bit planes needed to store a value index 0..K-1: ceil(log2 K).
-
-    Examples
-    --------
-    >>> value_bits(2), value_bits(3), value_bits(4), value_bits(5)
-    (1, 2, 2, 3)
-    """
-    return max(1, (int(K) - 1).bit_length())
+#: The label of "no tie" (value index 0) in the universe of a typed release.
+NO_TIE = None
 
 
 @dataclass(frozen=True)
@@ -68,16 +57,36 @@ class TieValues:
     bins : tuple of float or None
         For a numeric attribute, the bin edges b_0 < ... < b_{K-1}: tie value
         i covers [b_i, b_{i+1}) (the last bin includes its right edge).
+    universe : Universe
+        The core's universe of a pair's values, labels [None, *values]
+        (derived; None is "no tie").
     """
 
     edge_attr: Hashable
     values: tuple
     bins: tuple | None = None
+    universe: Universe = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "universe", Universe((NO_TIE, *self.values)))
 
     @property
     def K(self) -> int:
         """Size of the universe of a pair: the tie values plus "no tie"."""
-        return len(self.values) + 1
+        return self.universe.K
+
+    def indices(self, values: Sequence) -> np.ndarray:
+        """Value index of each of ``values``: 1..K-1 for a declared tie value, else 0 or -1.
+
+        0 for None ("no tie"), -1 for anything else not declared; no error
+        (the caller counts the refused ones without showing them).
+
+        Examples
+        --------
+        >>> tie_values("kind", ["a", "b"]).indices(["b", "z", None]).tolist()
+        [2, -1, 0]
+        """
+        return self.universe.lookup(values if isinstance(values, list) else list(values))
 
     def index_of(self, value: Any, name: str = "value") -> int:
         """Value index (1..K-1) of a declared tie value; ValueError naming ``name`` otherwise.
@@ -87,14 +96,64 @@ class TieValues:
         >>> tie_values("kind", ["friend", "family"]).index_of("family")
         2
         """
-        try:
-            idx = {v: i + 1 for i, v in enumerate(self.values)}.get(value)
-        except TypeError:  # unhashable
-            idx = None
-        if idx is not None:
+        idx = int(self.indices([value])[0])
+        if idx >= 1:
             return idx
-        raise ValueError(f"{name} is not one of the {len(self.values)} declared tie values of this "
-                         f"release; pick one of R.tie_values.values")
+        raise ValueError(f"{name} is not one of the {len(self.values)} declared tie values; pick "
+                         "one of them (a release's R.tie_values.values)")
+
+    def row_function(self, value: Any = None, weights: Any = None) -> np.ndarray:
+        """phi on the K values of a pair: [x = value], the declared weights, or [x is a tie].
+
+        The row function of a typed count (the release's estimators) and of
+        its planned std (the planner).
+
+        Parameters
+        ----------
+        value : a declared tie value, optional
+        weights : mapping {tie value: finite weight}, optional
+            Values not listed weigh 0; "no tie" always weighs 0.
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (K,)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming ``value`` or ``weights``: both given, an undeclared value, a
+            weight that is not a real number (a string or a bool), a NaN or
+            infinite weight, all weights 0.
+
+        Examples
+        --------
+        >>> ties = tie_values("sign", ["-", "+"])
+        >>> ties.row_function(value="+").tolist(), ties.row_function(weights={"-": -1, "+": 1}).tolist()
+        ([0.0, 0.0, 1.0], [0.0, -1.0, 1.0])
+        """
+        phi = np.zeros(self.K)
+        if value is not None and weights is not None:
+            raise TypeError("pass value= (ties of one value) or weights= (a weighted count), not both")
+        if weights is not None:
+            if not isinstance(weights, Mapping):
+                raise TypeError("weights must be a mapping {tie value: weight}, e.g. {'trust': 1, "
+                                "'distrust': -1}")
+            for key, w in weights.items():
+                idx = self.index_of(key, "weights has a key that")
+                if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real):
+                    raise TypeError("weights must map tie values to real numbers (not strings "
+                                    "or booleans)")
+                if not math.isfinite(float(w)):
+                    raise ValueError("weights must be finite (no NaN or infinite weight)")
+                phi[idx] = float(w)
+            if not np.any(phi != 0):
+                raise ValueError("weights gives every tie value weight 0; the count would be 0")
+            return phi
+        if value is not None:
+            phi[self.index_of(value, "value")] = 1.0
+            return phi
+        phi[1:] = 1.0
+        return phi
 
     def to_json(self) -> dict:
         """The public description written into a release file."""
@@ -150,10 +209,11 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
     if bins is not None:
         if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
             raise TypeError("bins must be a sequence of bin edges, e.g. bins=[-10, 0, 3, 10]")
-        try:
-            edges = tuple(float(b) for b in bins)
-        except (TypeError, ValueError):
-            raise TypeError("bins must hold real numbers (the bin edges)") from None
+        edges = tuple(bins)
+        if not all(_is_number(type(b)) for b in edges):
+            raise TypeError("bins must hold real numbers (the bin edges), not strings or "
+                            "booleans, e.g. bins=[-10, 0, 3, 10]")
+        edges = tuple(float(b) for b in edges)
         if len(edges) < 2:
             raise ValueError("bins needs at least 2 edges (one bin), e.g. bins=[0, 1, 10]")
         if not all(math.isfinite(b) for b in edges):
@@ -194,19 +254,27 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
     return TieValues(edge_attr, labels, edges)
 
 
+def _is_number(t: type) -> bool:
+    """A real-number type other than bool (a string or a bool is not a bin's number)."""
+    return issubclass(t, Real) and not issubclass(t, (bool, np.bool_))
+
+
 def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
-    """Value index 1..K-1 of every tie's attribute; counts, never values, in errors."""
+    """Value index 1..K-1 of every tie's attribute; counts, never values, in errors.
+
+    The common case costs one look-up a tie (one type check per distinct
+    type for ``bins``); the refused ties are only examined to say how many
+    of each kind there are.
+    """
     name = f"edge attribute {ties.edge_attr!r}"
-    missing = sum(map(is_, attrs, repeat(_MISSING)))
-    if missing:
-        raise ValueError(f"{missing} edge(s) of G have no {name}; every tie of a typed release "
-                         "needs a declared value")
     if ties.bins is not None:
-        try:
-            x = np.array(attrs, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"the {name} must be numeric when bins= is given "
-                             "(some edges hold non-numbers)") from None
+        if not all(map(_is_number, set(map(type, attrs)))):  # one type check per distinct type
+            _refuse_missing(attrs, name)
+            bad = sum(1 for a in attrs if not _is_number(type(a)))
+            raise TypeError(f"{bad} edge(s) of G have an {name} that is not a real number (a "
+                            "string or a boolean, say): bins= maps numbers; convert the "
+                            "attribute to numbers, or declare its values with values=")
+        x = np.array(attrs, dtype=float)
         bad = int(np.count_nonzero(~np.isfinite(x)))
         if bad:
             raise ValueError(f"{bad} edge(s) of G have a NaN or infinite {name}; "
@@ -214,80 +282,91 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
         edges = np.asarray(ties.bins)
         outside = int(np.count_nonzero((x < edges[0]) | (x > edges[-1])))
         if outside:
-            raise ValueError(f"{outside} edge(s) of G have a {name} outside the declared bins "
+            raise ValueError(f"{outside} edge(s) of G have an {name} outside the declared bins "
                              f"[{edges[0]:g}, {edges[-1]:g}]; widen bins= in advance")
         idx = np.searchsorted(edges, x, side="right")
         return np.minimum(idx, edges.size - 1).astype(np.int64)
-    lookup = {v: i + 1 for i, v in enumerate(ties.values)}
-    try:  # dict look-ups at C speed; 0 where a value is not declared
-        out = np.fromiter(map(lookup.get, attrs, repeat(0)), dtype=np.int64, count=len(attrs))
-    except TypeError:  # an unhashable attribute: one at a time
-        out = np.array([lookup.get(a, 0) if _hashable(a) else 0 for a in attrs], dtype=np.int64)
-    nonfinite = unknown = 0
-    for k in np.flatnonzero(out == 0).tolist():
-        a = attrs[k]
-        if isinstance(a, (float, np.floating)) and not math.isfinite(a):
-            nonfinite += 1
-        else:
-            unknown += 1
+    out = ties.indices(attrs).astype(np.int64, copy=False)  # <= 0: missing, None or not declared
+    refused = np.flatnonzero(out <= 0).tolist()
+    if not refused:
+        return out
+    bad = [attrs[k] for k in refused]
+    _refuse_missing(bad, name)
+    nonfinite = sum(1 for a in bad if isinstance(a, (float, np.floating)) and not math.isfinite(a))
     if nonfinite:
         raise ValueError(f"{nonfinite} edge(s) of G have a NaN or infinite {name}; "
                          "weights must be finite")
-    if unknown:
-        raise ValueError(f"{unknown} edge(s) of G have a {name} that is not among the declared "
-                         "values=; declare every tie value in advance (the values are not shown)")
-    return out
+    raise ValueError(f"{len(bad)} edge(s) of G have an {name} that is not among the declared "
+                     "values=; declare every tie value in advance (the values are not shown)")
+
+
+def _refuse_missing(attrs: list, name: str) -> None:
+    missing = sum(map(is_, attrs, repeat(_MISSING)))
+    if missing:
+        raise ValueError(f"{missing} edge(s) of G have no {name}; every tie of a typed release "
+                         "needs a declared value")
 
 
 _MISSING = object()
 
 
-def encode_typed(G: Any, enc: EncodedGraph, ties: TieValues) -> np.ndarray:
+def _edge_data(enc: EncodedGraph) -> list:
+    if enc.edge_data is None:
+        raise ValueError("the input must be encoded with its edge attributes, "
+                         "read_input(G, ..., edge_data=True)")
+    return enc.edge_data
+
+
+def encode_typed(enc: EncodedGraph, ties: TieValues) -> np.ndarray:
     """Value index (1..K-1) of every edge of ``enc`` (``enc.rows[k], enc.cols[k]``).
+
+    Reads ``ties.edge_attr`` from the attribute dicts the encoder kept
+    (``enc.edge_data``, one per encoded edge, read in the encoder's pass).
 
     Parameters
     ----------
-    G : networkx.Graph or networkx.DiGraph
-        The input, whose edges carry ``ties.edge_attr``.
     enc : EncodedGraph
-        Its encoding (positions over the public vertex set).
+        The input encoded with ``edge_data=True``.
     ties : TieValues
 
     Returns
     -------
     numpy.ndarray of int64, shape (m,)
 
+    Raises
+    ------
+    ValueError, TypeError
+        Counting the ties whose attribute is missing, undeclared, NaN or
+        infinite, outside the bins, or not a number for ``bins=``; no
+        value is shown.
+
     Examples
     --------
     >>> import networkx as nx
     >>> from dpgraph.graph.encoding import encode_graph
     >>> G = nx.Graph([(0, 1, {"kind": "b"}), (1, 2, {"kind": "a"})])
-    >>> encode_typed(G, encode_graph(G), tie_values("kind", ["a", "b"])).tolist()
+    >>> encode_typed(encode_graph(G, edge_data=True), tie_values("kind", ["a", "b"])).tolist()
     [2, 1]
     """
-    if not isinstance(G, nx.Graph):
-        raise TypeError("edge_attr= needs a networkx Graph or DiGraph whose edges carry the "
-                        f"attribute, got {type(G).__name__}")
-    # every (u, v, data) of G's adjacency at C speed (an undirected edge appears twice),
-    # then each encoded pair finds its attribute by its pair index
-    items = list(G.adjacency())
-    inner = list(map(itemgetter(1), items))
-    deg = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
-    n, total = enc.n, int(deg.sum())
-    u = np.repeat(enc.index.positions(map(itemgetter(0), items), len(items)), deg)
-    v = enc.index.positions(chain.from_iterable(inner), total)
-    get = methodcaller("get", ties.edge_attr, _MISSING)
-    datas = list(chain.from_iterable(map(dict.values, inner)))
-    if not enc.directed:
-        first = u < v  # an undirected edge is listed from both ends: keep one
-        u, v = u[first], v[first]
-        datas = list(compress(datas, first.tolist()))
-    if np.array_equal(u, enc.rows) and np.array_equal(v, enc.cols):  # the encoder's own order
-        return _value_indices(list(map(get, datas)), ties)
-    key = pair_index(np.minimum(u, v) if not enc.directed else u,
-                     np.maximum(u, v) if not enc.directed else v, n, enc.directed)
-    order = np.argsort(key, kind="stable")
-    pos = order[np.searchsorted(key[order], pair_index(enc.rows, enc.cols, n, enc.directed))]
-    attrs = list(map(get, itemgetter(*pos.tolist())(datas))) if pos.size > 1 else \
-        [get(datas[int(p)]) for p in pos]
-    return _value_indices(attrs, ties)
+    data = _edge_data(enc)  # dict.get unbound: no method look-up a tie
+    return _value_indices(list(map(dict.get, data, repeat(ties.edge_attr), repeat(_MISSING))), ties)
+
+
+def has_other_attributes(enc: EncodedGraph) -> bool:
+    """Whether some edge of ``enc`` carries more than one attribute (all edges, keys counted only).
+
+    Called after :func:`encode_typed`, which refuses an edge without the
+    typed attribute: an edge with more than one key then has another one.
+    One ``len`` per attribute dict, no key or value read.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from dpgraph.graph.encoding import encode_graph
+    >>> G = nx.path_graph(4)
+    >>> nx.set_edge_attributes(G, "a", "kind")
+    >>> G.edges[2, 3]["note"] = "x"
+    >>> has_other_attributes(encode_graph(G, edge_data=True))
+    True
+    """
+    return max(map(len, _edge_data(enc)), default=0) > 1

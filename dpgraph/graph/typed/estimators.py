@@ -73,28 +73,7 @@ def row_function(R: Any, value: Any = None, weights: Mapping | None = None) -> n
         NaN or infinite weight, all weights 0.
     """
     ties = typed(R, "value= or weights=" if value is not None or weights is not None else "a typed query")
-    phi = np.zeros(ties.K)
-    if value is not None and weights is not None:
-        raise TypeError("pass value= (ties of one value) or weights= (a weighted count), not both")
-    if weights is not None:
-        if not isinstance(weights, Mapping):
-            raise TypeError("weights must be a mapping {tie value: weight}, e.g. {'trust': 1, "
-                            "'distrust': -1}")
-        for key, w in weights.items():
-            idx = ties.index_of(key, "weights has a key that")
-            if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, float, np.integer, np.floating)):
-                raise TypeError("weights must map tie values to real numbers")
-            if not math.isfinite(float(w)):
-                raise ValueError("weights must be finite (no NaN or infinite weight)")
-            phi[idx] = float(w)
-        if not np.any(phi != 0):
-            raise ValueError("weights gives every tie value weight 0; the count would be 0")
-        return phi
-    if value is not None:
-        phi[ties.index_of(value, "value")] = 1.0
-        return phi
-    phi[1:] = 1.0
-    return phi
+    return ties.row_function(value, weights)
 
 
 def typed_count(R: Any, counts: Any, phi: np.ndarray, proper: bool,

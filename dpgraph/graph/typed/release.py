@@ -5,13 +5,12 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Hashable, Sequence
-from itertools import chain, islice, repeat
 from numbers import Real
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from networkx import Graph
 
+from ...core.estimators import Channel
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...exceptions import DroppedAttributesWarning
@@ -20,8 +19,10 @@ from ..encoding import NodeIndex
 from ..inputs import public_n, read_input
 from ..packed import words_per_row
 from .adjacency import TypedAdjacency
-from .encoding import TieValues, encode_typed, tie_values, value_bits
+from .encoding import TieValues, encode_typed, has_other_attributes, tie_values, value_bits
 from .sampler import release_typed
+from .sparse import release_sparse_typed, sparse_typed_bytes, typed_subsampling
+from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedParts", "typed_release"]
 
@@ -29,10 +30,12 @@ __all__ = ["TypedParts", "typed_release"]
 class TypedParts(NamedTuple):
     """What a typed release is made of (the arguments of a PrivateGraph)."""
 
-    adjacency: TypedAdjacency
+    adjacency: TypedAdjacency | SparseTypedAdjacency
     index: NodeIndex
     probabilities: RRProbabilities
     tie_values: TieValues
+    channel: Channel | None = None  # the subsampled K-ary channel of a sparse release
+    keep: float = 1.0
 
 
 def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
@@ -42,16 +45,13 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
     """Release G's pairs with their declared tie values, K-ary mechanism E on every pair.
 
     Every check happens before :meth:`ReleaseTransaction.commit`: the
-    declaration, epsilon for K values, the input and its attribute values.
+    declaration, epsilon for K values, the input and its attribute values,
+    ``keep``/``target_edges`` (a sparse typed release) and the memory needed.
     """
     if edge_attr is None:
         raise TypeError("values= and bins= declare the values of an edge attribute: pass "
                         "edge_attr= too (e.g. edge_attr='kind')")
-    if keep is not None or target_edges is not None:
-        raise ValueError(
-            "keep= and target_edges= (a sparse, subsampled release) are for untyped releases; a "
-            "typed release is stored dense, in ceil(log2 K) bit planes. Drop keep=/target_edges=, "
-            "or release without edge_attr=")
+    sparse = keep is not None or target_edges is not None
     if max_edges is not None:
         raise ValueError("max_edges= (the constant-time mode) is for untyped releases; a typed "
                          "release's time grows with its ties like the binary release's does")
@@ -61,30 +61,39 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                         f"attribute, got {type(G).__name__}")
     tx = ReleaseTransaction(epsilon, K=ties.K, seed=seed, ledger=ledger)
     n = public_n(G, nodes)
-    if isinstance(n, int) and n >= 2:  # from the node count alone, before reading the input
+    if not sparse and isinstance(n, int) and n >= 2:  # from the node count, before reading G
         check_fits((value_bits(ties.K) + 2) * n * words_per_row(n) * 8,
                    f"a typed release of {n:,} nodes with K={ties.K} values")
-    _warn_other_attributes(G, ties.edge_attr)
     with warnings.catch_warnings():  # the typed attribute is released, not dropped
         warnings.simplefilter("ignore", DroppedAttributesWarning)
-        enc = read_input(G, directed=directed, nodes=nodes)
-    x = encode_typed(G, enc, ties)
+        enc = read_input(G, directed=directed, nodes=nodes, edge_data=True)
+    x = encode_typed(enc, ties)  # the attribute dicts the encoder kept, in its pass
+    sub = None
+    if sparse:  # the output's size, before charging and sampling
+        sub = typed_subsampling(tx.probabilities, enc.n, enc.directed, keep, target_edges)
+        check_fits(sparse_typed_bytes(sub, enc.n, enc.directed, enc.rows.size),
+                   f"a sparse typed release of {enc.n:,} nodes at keep={sub.keep:.3g}")
+    if has_other_attributes(enc):
+        _warn_other_attributes(ties.edge_attr)
     source = tx.commit(stacklevel=stacklevel + 1)
+    if sub is not None:
+        adjacency = release_sparse_typed(enc, x, sub, source)
+        return TypedParts(adjacency, enc.index, tx.probabilities, ties, sub.channel, sub.keep)
     adjacency = release_typed(enc, x, tx.probabilities, source)
     return TypedParts(adjacency, enc.index, tx.probabilities, ties)
 
 
-def _warn_other_attributes(G: Any, edge_attr: Any) -> None:
-    """Warn when edges carry attributes besides ``edge_attr`` (they are dropped).
+def _warn_other_attributes(edge_attr: Any) -> None:
+    """Warn that edges carry attributes besides ``edge_attr`` (they are dropped).
 
-    Looks at one edge a node, as the untyped release's warning does.
+    Every edge is checked (one ``len`` of its attribute dict,
+    :func:`~.encoding.has_other_attributes`), not one edge a node as the
+    untyped release's warning does: the typed release reads every edge's
+    attribute dict anyway.
     """
-    first = chain.from_iterable(map(islice, map(dict.values, map(itemgetter(1), G.adjacency())),
-                                    repeat(1)))
-    if any(len(d) > 1 or (d and edge_attr not in d) for d in first):
-        level, frame = 2, sys._getframe(1)  # point at the first frame outside dpgraph
-        while frame is not None and frame.f_globals.get("__name__", "").startswith("dpgraph."):
-            level, frame = level + 1, frame.f_back
-        warnings.warn(f"the input's edge attributes other than {edge_attr!r} are dropped: a "
-                      "typed release publishes each pair's declared value only",
-                      DroppedAttributesWarning, stacklevel=level)
+    level, frame = 2, sys._getframe(1)  # point at the first frame outside dpgraph
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("dpgraph."):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(f"the input's edge attributes other than {edge_attr!r} are dropped: a "
+                  "typed release publishes each pair's declared value only",
+                  DroppedAttributesWarning, stacklevel=level)

@@ -1,6 +1,8 @@
-"""The 'typed' payload kind of the dpgraph file format (the value bit planes).
+"""The 'typed' and 'sparsetyped' payload kinds of the dpgraph file format.
 
 Registered in :mod:`dpgraph.graph.io` next to ``packed`` and ``sparse``.
+
+'typed' (a dense typed release, the value bit planes).
 Payload: ``value_bits`` planes, each the ``packed`` layout (n rows of
 ceil(n / 64) little-endian uint64 words); plane k holds bit k of every
 pair's value index.  Header fields added: ``value_bits``, ``words_per_row``,
@@ -12,6 +14,14 @@ refuse, a ``value_bits`` other than ceil(log2 K), a payload of the wrong
 size, bits outside the vertex pairs in any plane, and a pair spelling a value
 index >= K.  The flip numerator must be the certified one for K values
 (checked by the caller, :func:`dpgraph.graph.io.read_release`).
+
+'sparsetyped' (a subsampled typed release): the ``sparse`` payload (indptr
+int64 x (n + 1), indices int32 or int64 x E, its header fields
+``stored_pairs``, ``index_bytes``, ``keep_numerator``), then one uint8 value
+index (1..K-1) a stored pair, and ``tie_values``.  The reader refuses what
+the ``sparse`` reader refuses and a value outside 1..K-1; the caller derives
+keep and the channel from ``keep_numerator`` and the flip numerator and
+refuses a header that claims others.
 """
 
 from __future__ import annotations
@@ -22,10 +32,13 @@ from typing import Any
 import numpy as np
 
 from ..packed import has_non_pair_bits, words_per_row
+from ..sparse_io import read_csr, sparse_payload
 from .adjacency import TypedAdjacency, _indicator
 from .encoding import TieValues, tie_values, value_bits
+from .sparse_adjacency import SparseTypedAdjacency
 
-__all__ = ["header_tie_values", "typed_payload", "typed_read"]
+__all__ = ["header_tie_values", "sparse_typed_payload", "sparse_typed_read", "typed_payload",
+           "typed_read"]
 
 
 def typed_payload(adj: TypedAdjacency) -> tuple[dict, np.ndarray]:
@@ -79,3 +92,32 @@ def typed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> TypedAd
             raise ValueError("file has a pair whose value index is not one of its K values; "
                              "it is corrupted")
     return TypedAdjacency(planes, n, directed, K)
+
+
+def sparse_typed_payload(adj: SparseTypedAdjacency) -> tuple[dict, np.ndarray]:
+    """Header fields and payload bytes of a SparseTypedAdjacency: its CSR, then its values.
+
+    Examples
+    --------
+    >>> A = SparseTypedAdjacency(np.array([0, 1, 1]), np.array([1], dtype=np.int32),
+    ...                          np.array([2], dtype=np.uint8), 2, False, 3)
+    >>> meta, buf = sparse_typed_payload(A)
+    >>> meta["stored_pairs"], meta["value_bytes"], buf.nbytes
+    (1, 1, 29)
+    """
+    meta, csr = sparse_payload(adj.any_tie)
+    meta["value_bytes"] = 1
+    return meta, np.concatenate([csr, np.ascontiguousarray(adj.values, dtype=np.uint8)])
+
+
+def sparse_typed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> SparseTypedAdjacency:
+    """Check and read a sparse typed payload (``header["K"]`` set by the caller)."""
+    K = int(header["K"])
+    if header.get("value_bytes") != 1:
+        raise ValueError("file header: value_bytes must be 1; the file is corrupted")
+    indptr, indices, keep_numerator, values = read_csr(buf, header, n, directed, 1)
+    values = values.view(np.uint8)
+    if values.size and (values.min() < 1 or values.max() >= K):
+        raise ValueError("file has a stored pair whose value index is not one of its K - 1 tie "
+                         "values; it is corrupted")
+    return SparseTypedAdjacency(indptr, indices, values.copy(), n, directed, K, keep_numerator)

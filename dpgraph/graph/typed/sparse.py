@@ -1,0 +1,229 @@
+"""Sparse typed releases: K-ary randomized response then subsampling, in O(m + output).
+
+A dense typed release holds a value for every one of the N pairs; about
+(K - 1) m' N of them are ties, most of them noise.  A *sparse* typed release
+(``dpgraph.release(G, eps, edge_attr=..., values=..., keep=s)`` or
+``target_edges=``) keeps each released tie with the public probability s and
+stores the kept ties with their values in CSR form
+(:class:`~.sparse_adjacency.SparseTypedAdjacency`); a pair that is not
+stored reads as "no tie".  Keeping is post-processing of the dense typed
+release, so the privacy guarantee is the dense one.  A pair's stored value
+then has the channel
+
+    P(y = v | x) = s (1 - K m') [v = x] + s m'          (v = 1..K-1),
+    P(y = 0 | x) = s (1 - K m') [x = 0] + 1 - s (1 - m'),
+
+the form d [v = x] + r_v of :class:`~dpgraph.core.Channel` with
+d = s (1 - K m'): every typed estimator debiases through it (in effect
+scaling the counts by 1 / s), with the same plug-in variance as a dense
+typed release (module :mod:`.estimators`), and the any-tie collapse is the
+binary channel alpha = s (1 - m'), beta = s (K - 1) m'.
+
+Exactness and sampling
+----------------------
+s = k / 2^64 and m' = M / 2^64 are dyadic, so every probability above is an
+exact rational.  True ties (m of them) are released by the core's exact
+K-ary sampler (:func:`~dpgraph.core.sampling.rr_sample`, one word each) and
+a released tie is kept iff a second word u < k.  The pairs without a tie are
+never enumerated: a Bernoulli(s (K - 1) m') subset of the whole pair space is
+drawn by exact geometric gaps (:func:`~dpgraph.core.sampling.bernoulli_positions`),
+each candidate gets a value uniform on 1..K-1
+(:func:`~dpgraph.core.sampling.uniform_integers`, exact), and the candidates
+that fall on a true tie are dropped (pairs are independent, so this is exactly
+the process on the pairs without a tie).  Values are drawn for every
+candidate before the true ties are dropped, so the stream used depends on n,
+m and the random words only.  With one tie value (K = 2) this is the binary
+sparse release, word for word.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from numbers import Integral, Real
+
+import numpy as np
+
+from ...core.estimators import Channel
+from ...core.probabilities import RRProbabilities
+from ...core.randomness import RandomSource
+from ...core.sampling import bernoulli_positions, rr_sample, uniform_integers
+from ..encoding import EncodedGraph, pair_count, pair_from_index, pair_index
+from ..sparse import keep_numerator, sparse_release_bytes
+from .sparse_adjacency import SparseTypedAdjacency
+
+__all__ = ["TypedSubsampling", "release_sparse_typed", "sparse_typed_bytes", "typed_subsampling"]
+
+_TWO64 = 1 << 64
+
+
+class TypedSubsampling:
+    """Exact probabilities of K-ary randomized response followed by keeping ties with probability s.
+
+    Parameters
+    ----------
+    rr : RRProbabilities
+        Certified K-ary probabilities: each other value m' = M / 2^64.
+    keep_numerator : int
+        k in 1..2^64: s = k / 2^64.
+
+    Attributes
+    ----------
+    alpha, beta : Fraction
+        P(stored | a tie) = s (1 - m') and P(stored | no tie) = s (K - 1) m'.
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> sub = TypedSubsampling(rr_probabilities(1.0, 4), 1 << 63)
+    >>> sub.keep, round(float(sub.beta), 6), round(sub.channel.d, 6)
+    (0.5, 0.262317, 0.150245)
+    """
+
+    def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
+        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
+                or not 1 <= int(keep_numerator) <= _TWO64:
+            raise ValueError("keep_numerator must be an integer in 1..2^64")
+        self.rr = rr
+        self.K = int(rr.K)
+        self.keep_numerator = int(keep_numerator)
+        self.flip_numerator = int(rr.flip_numerator)
+
+    @property
+    def keep_fraction(self) -> Fraction:
+        return Fraction(self.keep_numerator, _TWO64)
+
+    @property
+    def keep(self) -> float:
+        return float(self.keep_fraction)
+
+    @property
+    def _moved(self) -> Fraction:
+        return Fraction(self.flip_numerator, _TWO64)
+
+    @property
+    def alpha(self) -> Fraction:
+        return self.keep_fraction * (1 - self._moved)
+
+    @property
+    def beta(self) -> Fraction:
+        return self.keep_fraction * (self.K - 1) * self._moved
+
+    @property
+    def channel(self) -> Channel:
+        """The K-ary channel of a stored value, d [v = x] + r_v, from exact fractions."""
+        s, m = self.keep_fraction, self._moved
+        r = np.full(self.K, float(s * m))
+        r[0] = float(1 - s * (1 - m))
+        return Channel(float(s * (1 - self.K * m)), r)
+
+    def __repr__(self) -> str:
+        return (f"TypedSubsampling(epsilon={self.rr.epsilon!r}, K={self.K}, keep={self.keep:.6g}, "
+                f"alpha={float(self.alpha):.6g}, beta={float(self.beta):.6g})")
+
+
+def typed_subsampling(rr: RRProbabilities, n: int, directed: bool, keep: Real | None = None,
+                      target_edges: Integral | None = None) -> TypedSubsampling:
+    """``keep=`` or ``target_edges=`` of a typed release as exact probabilities.
+
+    ``target_edges`` picks s = target_edges / ((K - 1) m' N), from public
+    quantities only: about that many stored ties come from pairs without one.
+
+    Examples
+    --------
+    >>> from dpgraph.core import rr_probabilities
+    >>> sub = typed_subsampling(rr_probabilities(1.0, 4), 1000, False, target_edges=5000)
+    >>> round(float(sub.beta) * 1000 * 999 / 2)
+    5000
+    """
+    moved = Fraction((rr.K - 1) * int(rr.flip_numerator), _TWO64)
+    return TypedSubsampling(rr, keep_numerator(moved, n, directed, keep, target_edges,
+                                               rr.epsilon))
+
+
+def sparse_typed_bytes(sub: TypedSubsampling, n: int, directed: bool, m: int) -> int:
+    """Memory a sparse typed release needs: the binary sparse release's and a value byte a pair.
+
+    :func:`~dpgraph.graph.sparse.sparse_release_bytes` with the same
+    (alpha, beta), plus a quarter for the values (a stored pair's column
+    costs 8 or 16 bytes there, its value 2: the parts, then the whole) and
+    24 bytes a true tie (its value, its released value, the sort order).
+    """
+    base = sparse_release_bytes(sub, n, directed, m)
+    return base + base // 4 + 24 * int(m)
+
+
+def release_sparse_typed(enc: EncodedGraph, values: np.ndarray, sub: TypedSubsampling,
+                         source: RandomSource) -> SparseTypedAdjacency:
+    """Sample the sparse typed release of ``enc`` (ties valued ``values``) in O(m + output).
+
+    Parameters
+    ----------
+    enc : EncodedGraph
+    values : numpy.ndarray of int
+        Value index 1..K-1 of every tie of ``enc``.
+    sub : TypedSubsampling
+    source : RandomSource
+
+    Returns
+    -------
+    SparseTypedAdjacency
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from dpgraph.graph.encoding import encode_graph
+    >>> from dpgraph.core import rr_probabilities
+    >>> from dpgraph.core.randomness import SeededRandom
+    >>> enc = encode_graph(nx.path_graph(200))
+    >>> sub = TypedSubsampling(rr_probabilities(2.0, 3), 1 << 60)
+    >>> A = release_sparse_typed(enc, np.ones(199, dtype=int), sub, SeededRandom(0))
+    >>> A.K, 0 < A.number_of_edges() < 400
+    (3, True)
+    """
+    n, directed, K = enc.n, enc.directed, sub.K
+    N = pair_count(n, directed)
+    key = pair_index(enc.rows, enc.cols, n, directed)
+    order = np.argsort(key, kind="stable")
+    edges, x = key[order], np.asarray(values, dtype=np.int64)[order]
+    m = edges.size
+    y = rr_sample(x, sub.rr, source)  # the dense typed release's value of every true tie
+    kept = y != 0
+    if sub.keep_numerator < _TWO64:
+        kept &= source.uint64(m) < np.uint64(sub.keep_numerator)
+    kept_edges, kept_values = edges[kept], y[kept].astype(np.uint8)
+    del y, kept
+    counts = np.zeros(n, dtype=np.int64)
+    col_dtype = np.int32 if n < 2**31 else np.int64
+    col_parts: list[np.ndarray] = []
+    val_parts: list[np.ndarray] = []
+
+    def emit(pos: np.ndarray, vals: np.ndarray) -> None:  # row-major batches, as the binary release
+        if pos.size:
+            r, c = pair_from_index(pos, n, directed)
+            counts[...] += np.bincount(r, minlength=n)
+            col_parts.append(c.astype(col_dtype))
+            val_parts.append(vals)
+
+    lo = 0  # first pair index not yet emitted
+    stream = bernoulli_positions(N, sub.beta, source) if sub.beta > 0 else iter(())
+    for cand in stream:
+        hi = int(cand[-1]) + 1
+        vals = (1 + uniform_integers(cand.size, K - 1, source)).astype(np.uint8)
+        if m:
+            at = np.searchsorted(edges, cand)
+            off = edges[np.minimum(at, m - 1)] != cand
+            cand, vals = cand[off], vals[off]
+        a, b = np.searchsorted(kept_edges, [lo, hi])
+        if b > a:  # merge the kept true ties of this range, in order, in O(batch)
+            where = np.searchsorted(cand, kept_edges[a:b])
+            cand = np.insert(cand, where, kept_edges[a:b])
+            vals = np.insert(vals, where, kept_values[a:b])
+        emit(cand, vals)
+        lo = hi
+    a = int(np.searchsorted(kept_edges, lo))
+    emit(kept_edges[a:], kept_values[a:])
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate(col_parts) if col_parts else np.zeros(0, dtype=col_dtype)
+    stored = np.concatenate(val_parts) if val_parts else np.zeros(0, dtype=np.uint8)
+    return SparseTypedAdjacency(indptr, indices, stored, n, directed, K, sub.keep_numerator)
