@@ -114,7 +114,7 @@ def test_hand_built_edge_keys_are_validated_and_never_printed():
     from dpgraph.graph.encoding import NodeIndex
 
     index = NodeIndex.from_integers(np.arange(10))
-    Keys = getattr(blockwise, "EdgeKeys", None) or blockwise.EdgeInput  # (named EdgeInput before)
+    Keys = blockwise.EdgeKeys
     ok = Keys(index, np.array([1, 23]), False)  # (0, 1), (2, 3)
     assert "23" not in repr(ok) and "edges=2" in repr(ok)
     with pytest.raises(ValueError):
@@ -137,10 +137,43 @@ def test_a_lower_triangle_key_never_reaches_the_sampler(tmp_path):
 
     index = NodeIndex.from_integers(np.arange(100))
     with pytest.raises(ValueError):
-        Keys = getattr(blockwise, "EdgeKeys", None) or blockwise.EdgeInput
-        bad = Keys(index, np.array([5 * 100 + 3]), False)  # (5, 3)
+        bad = blockwise.EdgeKeys(index, np.array([5 * 100 + 3]), False)  # (5, 3)
         blockwise.release_blockwise(bad, 1.0, tmp_path / "x.zarr")
     assert not (tmp_path / "x.zarr").exists()
+
+
+def test_edge_keys_cannot_be_edited_after_their_checks(tmp_path):
+    """index and directed are read-only; keys edited through the private slots are checked
+    again where the writer consumes them, before the charge."""
+    from dpgraph.graph import blockwise
+    from dpgraph.graph.encoding import NodeIndex
+
+    k = blockwise.EdgeKeys(NodeIndex.from_integers(np.arange(100)), np.array([5 * 100 + 3]),
+                           True)  # (5, 3): a directed pair, below the diagonal
+    with pytest.raises(AttributeError):
+        k.directed = False
+    with pytest.raises(AttributeError):
+        k.index = NodeIndex.from_integers(np.arange(10))
+    ledger = dpgraph.PrivacyLedger.open(tmp_path / "b.json", total_epsilon=1.0)
+    object.__setattr__(k, "_directed", False)  # forced past the properties
+    with pytest.raises(ValueError, match="below the diagonal"):
+        blockwise.release_blockwise(k, 1.0, tmp_path / "x.zarr", directed=False, ledger=ledger)
+    object.__setattr__(k, "_directed", True)
+    object.__setattr__(k, "_index", NodeIndex.from_integers(np.arange(10)))  # 503 >= 10^2
+    with pytest.raises(ValueError, match="n\\^2"):
+        blockwise.release_blockwise(k, 1.0, tmp_path / "x.zarr", directed=True, ledger=ledger)
+    assert not (tmp_path / "x.zarr").exists() and ledger.spent == 0.0
+
+
+def test_edge_key_checks_hold_across_chunk_boundaries():
+    from dpgraph.graph.blockwise.edges import check_keys
+
+    n = 50
+    keys = np.arange(1, 40, dtype=np.int64)  # row 0: (0, 1) .. (0, 39)
+    check_keys(keys, n, False, chunk=4)
+    for bad in (np.r_[keys[:8], keys[7:]], np.r_[keys[:8], keys[6], keys[8:]]):
+        with pytest.raises(ValueError, match="sorted"):  # a repeat or a step back at a seam
+            check_keys(bad, n, False, chunk=4)
 
 
 # --------------------------------------------------------------------------- 4. ledger names

@@ -26,7 +26,7 @@ from ...ledger import PrivacyLedger
 from ...validation import check_bool
 from ..inputs import public_n
 from .cluster import run_tasks, share
-from .edges import EdgeKeys, edge_keys
+from .edges import EdgeKeys, check_keys, edge_keys
 from .graph import BlockwiseGraph
 from .location import StoreLocation
 from .reader import FORMAT, FORMAT_VERSION, _open
@@ -182,6 +182,12 @@ def _as_edge_keys(edges: Any, nodes: Any, directed: bool,
     if isinstance(edges, EdgeKeys):
         if edges.directed != bool(directed):
             raise ValueError("directed does not match the EdgeKeys; build them with the same flag")
+        keys = edges.keys
+        if not (isinstance(keys, np.ndarray) and keys.dtype == np.int64 and keys.ndim == 1):
+            raise TypeError("the EdgeKeys' keys are not a one-dimensional int64 array; build "
+                            "them with edge_keys() or EdgeKeys(...)")
+        # checked again where they are consumed: the sampler XORs every key into the flips
+        check_keys(keys, edges.n, edges.directed)
         return edges
     return edge_keys(edges, nodes, directed=directed, storage_options=storage_options)
 
