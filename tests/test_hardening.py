@@ -404,6 +404,26 @@ def test_load_refuses_a_fifo_without_blocking(tmp_path):
         dpgraph.release(str(fifo), 1.0, nodes=3)
 
 
+def test_a_fifo_as_a_key_file_is_refused_without_blocking(tmp_path, capsys):
+    fifo = tmp_path / "k.pub"
+    os.mkfifo(fifo)
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    R.save(tmp_path / "r.dpg")
+    for call in (lambda: dpgraph.load(tmp_path / "r.dpg", verify_key=fifo),
+                 lambda: R.save(tmp_path / "s.dpg", signing_key=str(fifo))):
+        with deadline(10), pytest.raises(ValueError, match="regular file"):
+            call()
+    edges = _edges(tmp_path)
+    for argv in (["cut", tmp_path / "r.dpg", "--S", "0", "--verify-key", fifo],
+                 ["report", tmp_path / "r.dpg", "-o", tmp_path / "r.html", "--quiet",
+                  "--verify-key", fifo],
+                 ["release", edges, "-e", "1", "--nodes", "3", "-o", tmp_path / "t.dpg",
+                  "--signing-key", fifo]):
+        code, _, err = _cli(argv, capsys)
+        assert code == 2 and "regular file" in err and err.count("\n") == 1, argv
+    assert not (tmp_path / "s.dpg").exists() and not (tmp_path / "t.dpg").exists()
+
+
 # --------------------------------------------------------------------------- 8. command line
 def _cli(argv, capsys):
     from dpgraph import cli
