@@ -470,6 +470,23 @@ def test_cli_checks_the_output_before_charging(tmp_path, capsys):
     assert _cli([*base, "-o", tmp_path / "r.dpg", "--force"], capsys)[0] == 0
 
 
+def test_cli_checks_what_save_refuses_before_charging(tmp_path, capsys):
+    edges, ledger = _edges(tmp_path), tmp_path / "b.json"
+    base = ["release", edges, "-e", "1", "-o", tmp_path / "r.dpg", "--ledger", ledger,
+            "--budget", "2"]
+    ids = tmp_path / "ids.txt"  # 1 KiB labels that JSON escapes to 2 KiB each
+    ids.write_text("".join("\u4e00" * 340 + f"{k}\n" for k in range(200)), encoding="utf-8")
+    for extra in (["--nodes", "3", "--name", "x" * 300], ["--nodes", "3", "--name", "a\nb"],
+                  ["--nodes", f"@{ids}"]):
+        code, _, err = _cli([*base, *extra], capsys)
+        assert code == 2 and err.count("\n") == 1, extra
+        assert ("--name" in err) if "--name" in extra else ("labels" in err)
+    assert not ledger.exists() or dpgraph.PrivacyLedger.open(ledger).spent == 0.0
+    assert not (tmp_path / "r.dpg").exists()
+    assert _cli([*base, "--nodes", "3", "--name", "x" * 200], capsys)[0] == 0
+    assert dpgraph.load(tmp_path / "r.dpg").name == "x" * 200
+
+
 def test_cli_report_never_overwrites_its_input(tmp_path, capsys):
     r = tmp_path / "r.dpg"
     dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "read_release"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -208,7 +208,7 @@ class IOMixin:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         sk = None if signing_key is None else signing.signing_key(signing_key)
-        name = _check_name(getattr(self, "name", None) if name is None else name, "name")
+        name = check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
         meta, payload = KINDS[kind][0](self.adjacency)
@@ -246,9 +246,7 @@ class IOMixin:
             header["signer"] = signing.public_hex(sk)
         head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
         if len(head) > header_limit(n):
-            raise ValueError(
-                f"nodes: the labels take {len(head):,} bytes of header, more than "
-                f"{_LABEL_BYTES} bytes a node on average; relabel the graph with shorter labels")
+            raise ValueError(_too_long(len(head)))
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
         folder = path.parent if str(path.parent) else Path(".")
@@ -277,6 +275,45 @@ class IOMixin:
                 os.unlink(tmp)
         if failed is not None:
             raise OSError(f"cannot save to {path}: {failed}")
+
+
+def _too_long(size: int) -> str:
+    return (f"nodes: the labels take {size:,} bytes of header, more than {_LABEL_BYTES} bytes a "
+            "node on average; relabel the graph with shorter labels")
+
+
+#: the most the header's fields other than the labels take in a release without declared tie
+#: values (a 200-character name escaped to 12 bytes a character, a signer, floats)
+_OTHER_FIELDS = 8 << 10
+
+
+def check_savable(nodes: Any, name: Any, name_flag: str = "name") -> None:
+    """Refuse, before a release is charged, what :meth:`IOMixin.save` would refuse after it.
+
+    Parameters
+    ----------
+    nodes : int or sequence
+        The public vertex set: a count (labels 0..n-1, which always fit) or the labels.
+    name : str or None
+        The data set's public name (one printable line of 1 to 200 characters).
+    name_flag : str, default "name"
+        How the messages name the name (``"--name"`` on the command line).
+
+    Raises
+    ------
+    TypeError
+        A label of a type the format cannot store.
+    ValueError
+        A bad name, or labels that leave the header no room (checked with a margin for the
+        other fields, so a release that passes is saved).
+    """
+    check_name(name, name_flag)
+    if isinstance(nodes, (int, np.integer)):
+        return
+    labels = [_label_to_json(v) for v in nodes]
+    size = len(json.dumps(labels, separators=(",", ":"), allow_nan=False).encode("utf-8"))
+    if size + _OTHER_FIELDS > header_limit(len(labels)):
+        raise ValueError(_too_long(size + _OTHER_FIELDS))
 
 
 def _tmp_prefix(name: str) -> str:
@@ -329,7 +366,7 @@ class ReleaseParts(NamedTuple):
     tie_values: Any = None
 
 
-def _check_name(name: Any, where: str) -> str | None:
+def check_name(name: Any, where: str) -> str | None:
     """A release's public name: None, or one line of printable text up to 200 characters."""
     if name is None:
         return None
@@ -464,7 +501,7 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
-    name = _check_name(header.get("name"), f"{path.name}: header name")
+    name = check_name(header.get("name"), f"{path.name}: header name")
     if ties is not None:  # PrivateGraph derives the same any-tie channel itself
         return ReleaseParts(adj, index, rr, None, keep, name, ties)
     return ReleaseParts(adj, index, rr, channel, keep, name)
