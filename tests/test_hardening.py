@@ -501,6 +501,31 @@ def test_cli_report_never_overwrites_its_input(tmp_path, capsys):
     assert code == 2 and "--force" in err and html.read_text() == "keep me"
 
 
+def test_cli_report_never_overwrites_its_input_through_a_hard_link(tmp_path, capsys):
+    r = tmp_path / "r.dpg"
+    dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)
+    before = r.read_bytes()
+    os.link(r, tmp_path / "hl.dpg")
+    (tmp_path / "sl.dpg").symlink_to(r)
+    for out in ("hl.dpg", "sl.dpg"):
+        code, _, err = _cli(["report", r, "-o", tmp_path / out, "--quiet", "--force"], capsys)
+        assert code == 2 and "input" in err, out
+    assert r.read_bytes() == before
+
+
+def test_cli_report_replaces_its_output_and_never_truncates_it(tmp_path, capsys):
+    """--force over an existing name: the new report is renamed into place, so another name
+    of the old file keeps its content."""
+    r = tmp_path / "r.dpg"
+    dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)
+    html, other = tmp_path / "r.html", tmp_path / "other.txt"
+    other.write_text("keep me")
+    os.link(other, html)
+    assert _cli(["report", r, "-o", html, "--quiet", "--force"], capsys)[0] == 0
+    assert other.read_text() == "keep me" and "<html" in html.read_text().lower()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt", "r.dpg", "r.html"]
+
+
 def test_cli_keygen_refuses_a_dangling_symlink(tmp_path, capsys):
     target = tmp_path / "elsewhere.txt"
     (tmp_path / "k.pub").symlink_to(target)
