@@ -49,6 +49,7 @@ import stat
 import struct
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
@@ -320,20 +321,38 @@ def _tmp_prefix(name: str) -> str:
     return f".{name}.dpgraph-tmp-"
 
 
+#: the temporary files of earlier dpgraph versions: ``.dpgraph-`` and mkstemp's 8 characters
+_OLD_STYLE = re.compile(r"\.dpgraph-[a-z0-9_]{8}")
+#: an old-style file unmodified this long (seconds) is a killed save's, not a running one's
+_OLD_STYLE_AGE = 3600
+
+
 def _remove_leftovers(folder: Path, name: str) -> None:
     """Remove the temporary files of a killed save of ``name`` (their process is gone).
 
     A temporary file is ``.NAME.dpgraph-tmp-PID-XXXX``: one whose process
-    still runs (a concurrent save) is left alone.
+    still runs (a concurrent save) is left alone.  Earlier versions named it
+    ``.dpgraph-XXXXXXXX``, without the process: such a file is removed once it
+    has not been modified for an hour (a save writes without pause).
     """
     prefix = _tmp_prefix(name)
     try:
-        names = [f for f in os.listdir(folder) if f.startswith(prefix)]
+        names = os.listdir(folder)
     except OSError:
         return
     for f in names:
-        pid = f[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if f.startswith(prefix):
+            pid = f[len(prefix):].split("-", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+        elif _OLD_STYLE.fullmatch(f):
+            try:
+                st = os.lstat(folder / f)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < _OLD_STYLE_AGE:
+                continue
+        else:
             continue
         try:
             os.unlink(folder / f)
