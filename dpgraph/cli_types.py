@@ -10,9 +10,11 @@ and the output checks every command runs before any work
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -99,9 +101,12 @@ class NodeList(Sequence):
     iterating yields ints for integer tokens and ranges, text otherwise.
     """
 
-    def __init__(self, parts: list[Any]) -> None:
+    def __init__(self, parts: list[Any], flag: str = "the node list") -> None:
         self._parts = parts
-        self._len = sum(len(p) if isinstance(p, _Range) else 1 for p in parts)
+        self._len = sum(max(0, p.hi - p.lo + 1) if isinstance(p, _Range) else 1 for p in parts)
+        if self._len > sys.maxsize:  # len() could not even return it
+            raise ValueError(f"{flag} names at least 10^{int((self._len.bit_length() - 1) * 0.30103)} nodes, more than "
+                             f"any release can hold (at most {sys.maxsize:,})")
 
     def __len__(self) -> int:
         return self._len
@@ -125,6 +130,16 @@ class NodeList(Sequence):
                 return p.lo + k if isinstance(p, _Range) else p
             k -= size
         raise IndexError(k)  # pragma: no cover
+
+    def json_bytes(self) -> int:
+        """An upper bound on the bytes of the labels as a JSON list, without walking ranges."""
+        total = 1 + self._len  # brackets and commas
+        for p in self._parts:
+            if isinstance(p, _Range):
+                total += len(p) * max(len(str(p.lo)), len(str(p.hi)))
+            else:
+                total += len(json.dumps(p))
+        return total
 
     def __repr__(self) -> str:  # public by construction, but kept short
         return f"NodeList({self._len} labels)"
@@ -186,7 +201,7 @@ def parse_node_list(spec: str, flag: str, *, count: bool = False,
         n = int(tokens[0])
         if n < 2:
             raise ValueError(f"{flag} {n}: a vertex set needs at least 2 nodes")
-        return NodeList([_Range(0, n - 1, tokens[0])])
+        return NodeList([_Range(0, n - 1, tokens[0])], flag)
     parts: list[Any] = []
     for tok in tokens:
         m = _RANGE.match(tok)
@@ -197,7 +212,7 @@ def parse_node_list(spec: str, flag: str, *, count: bool = False,
             parts.append(_Range(lo, hi, tok))
         else:
             parts.append(int(tok) if ints and _INT.match(tok) else tok)
-    return NodeList(parts)
+    return NodeList(parts, flag)
 
 
 def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .cli_types import (
     RELEASE_FILE_HELP,
+    NodeList,
     check_output,
     int_option,
     parse_node_list,
@@ -175,7 +176,8 @@ def _release(args: argparse.Namespace) -> int:
     check_savable(0, args.name, "--name")  # before reading the edges
     nodes = (_nodes_in_file(src) if args.nodes_from_edges
              else parse_node_list(args.nodes, "--nodes", count=True))
-    check_savable(nodes, args.name, "--name")  # what R.save would refuse after the charge
+    check_savable(nodes, args.name, "--name",  # what R.save would refuse after the charge
+                  label_bytes=nodes.json_bytes() if isinstance(nodes, NodeList) else None)
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
         ledger = _open_ledger(args.ledger, args.budget)

@@ -372,16 +372,56 @@ def test_non_float_epsilons_are_certified_for_at_most_their_exact_value():
         assert dpgraph.release(nx.path_graph(3), eps, seed=0).epsilon < 0.1
 
 
+def _blockwise(*args, **kwargs):
+    from dpgraph.graph.blockwise import release_blockwise
+
+    return release_blockwise(*args, **kwargs)
+
+
 @pytest.mark.parametrize("call", [
-    lambda: dpgraph.release(nx.path_graph(3), 10**400),
-    lambda: dpgraph.release(nx.path_graph(3), 1.0, keep=10**400),
-    lambda: dpgraph.PrivacyLedger(total_epsilon=10**400),
-    lambda: dpgraph.plan(100, 10**400),
-    lambda: dpgraph.plan(100, target_std=10**400),
+    lambda p: dpgraph.release(nx.path_graph(3), 10**400),
+    lambda p: dpgraph.release(nx.path_graph(3), 1.0, keep=10**400),
+    lambda p: dpgraph.PrivacyLedger(total_epsilon=10**400),
+    lambda p: dpgraph.plan(100, 10**400),
+    lambda p: dpgraph.plan(100, target_std=10**400),
+    lambda p: dpgraph.release(str(p), 1.0, nodes=10**200),
+    lambda p: dpgraph.release(str(p), 1.0, nodes=10**5000, keep=0.5),
+    lambda p: dpgraph.release(str(p), 1.0, nodes=2**63),
+    lambda p: _blockwise(str(p), 1.0, p.parent / "s.zarr", nodes=10**200),
 ])
-def test_huge_integers_are_value_errors(call):
-    with pytest.raises(ValueError):
-        call()
+def test_huge_integers_are_value_errors(call, tmp_path):
+    p = tmp_path / "f.txt"
+    p.write_text("0 1\n")
+    with deadline(20), pytest.raises(ValueError) as info:
+        call(p)
+    if "nodes" in str(info.value):  # one readable line, not a number of 200 digits
+        assert len(str(info.value)) < 200
+
+
+def test_huge_node_counts_on_the_command_line_are_one_line(tmp_path, capsys):
+    edges = _edges(tmp_path)
+    for spec in ("9" * 30, "0-" + "9" * 30, "5," + "0-" + "9" * 25):
+        code, _, err = _cli(["release", edges, "-e", "1", "--nodes", spec, "-o",
+                             tmp_path / "r.dpg"], capsys)
+        assert code == 2 and "--nodes" in err and err.count("\n") == 1, spec
+        assert "index-sized" not in err
+    dpgraph.release(nx.path_graph(5), 1.0, seed=0).save(tmp_path / "r.dpg")
+    code, _, err = _cli(["cut", tmp_path / "r.dpg", "--S", "0-" + "9" * 30], capsys)
+    assert code == 2 and "--S" in err and err.count("\n") == 1
+
+
+def test_blockwise_tile_count_is_closed_form():
+    """The store size is checked before anything is read: its tile count takes no loop over
+    tile rows (n = 2^62 answered at once) and equals the tiles the writer walks."""
+    from dpgraph.graph.blockwise.tiles import TilePlan
+
+    for n in (2, 63, 64, 65, 300, 1000, 4097):
+        for tr, tw in ((64, 1), (128, 2), (64, 4), (192, 3)):
+            for directed in (False, True):
+                plan = TilePlan(n, directed, tr, tw)
+                assert plan.count_tiles() == len(plan.tiles()), (n, tr, tw, directed)
+    with deadline(5):
+        assert TilePlan(2**62, False, 4096, 512).count_tiles() > 10**28
 
 
 # --------------------------------------------------------------------------- 7. sizes first

@@ -288,7 +288,8 @@ def _too_long(size: int) -> str:
 _OTHER_FIELDS = 8 << 10
 
 
-def check_savable(nodes: Any, name: Any, name_flag: str = "name") -> None:
+def check_savable(nodes: Any, name: Any, name_flag: str = "name", *,
+                  label_bytes: int | None = None) -> None:
     """Refuse, before a release is charged, what :meth:`IOMixin.save` would refuse after it.
 
     Parameters
@@ -299,6 +300,9 @@ def check_savable(nodes: Any, name: Any, name_flag: str = "name") -> None:
         The data set's public name (one printable line of 1 to 200 characters).
     name_flag : str, default "name"
         How the messages name the name (``"--name"`` on the command line).
+    label_bytes : int, optional
+        An upper bound on the bytes of the labels as a JSON list, when the
+        caller knows one without walking the labels (then they are not read).
 
     Raises
     ------
@@ -311,10 +315,11 @@ def check_savable(nodes: Any, name: Any, name_flag: str = "name") -> None:
     check_name(name, name_flag)
     if isinstance(nodes, (int, np.integer)):
         return
-    labels = [_label_to_json(v) for v in nodes]
-    size = len(json.dumps(labels, separators=(",", ":"), allow_nan=False).encode("utf-8"))
-    if size + _OTHER_FIELDS > header_limit(len(labels)):
-        raise ValueError(_too_long(size + _OTHER_FIELDS))
+    if label_bytes is None:
+        labels = [_label_to_json(v) for v in nodes]
+        label_bytes = len(json.dumps(labels, separators=(",", ":"), allow_nan=False).encode())
+    if label_bytes + _OTHER_FIELDS > header_limit(len(nodes)):
+        raise ValueError(_too_long(label_bytes + _OTHER_FIELDS))
 
 
 def _tmp_prefix(name: str) -> str:
