@@ -29,7 +29,7 @@ from .cluster import run_tasks, share
 from .edges import EdgeKeys, check_keys, edge_keys
 from .graph import BlockwiseGraph
 from .location import StoreLocation
-from .reader import FORMAT, FORMAT_VERSION, _open
+from .reader import FORMAT, FORMAT_VERSION, NODE_CHUNK, _open
 from .sizing import check_resources
 from .tiles import (
     DEFAULT_TILE,
@@ -376,7 +376,7 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeKeys, rr: RRProb
     group.create_array("adjacency", shape=(plan.n, plan.nw), chunks=(plan.tile_rows,
                                                                      plan.tile_words),
                        dtype="uint64", fill_value=0, compressors=None)
-    group.create_array("nodes", shape=(plan.n,), chunks=(min(plan.n, 1 << 20),),
+    group.create_array("nodes", shape=(plan.n,), chunks=(min(plan.n, NODE_CHUNK),),
                        dtype="int64", compressors=None)[:] = data.index.labels
     group.attrs.update({
         "format": FORMAT,
