@@ -328,6 +328,57 @@ def test_no_reader_error_carries_the_input(tmp_path):
     assert checked >= 9
 
 
+def _frames_holding_the_secret(exc) -> list[str]:
+    """dpgraph's frames in the traceback whose locals hold the secret (what a crash reporter
+    that records locals would store)."""
+    package = os.path.dirname(dpgraph.__file__)
+    found, tb = [], exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.startswith(package):
+            for name, value in frame.f_locals.items():
+                for x in (value, *(value if isinstance(value, (list, tuple)) else ())):
+                    data = x.tobytes() if isinstance(x, np.ndarray) else x
+                    if (isinstance(data, (bytes, bytearray, memoryview))
+                            and SECRET.encode() in bytes(data)) or (
+                            isinstance(data, str) and SECRET in data):
+                        found.append(f"{frame.f_code.co_name}:{name}")
+        tb = tb.tb_next
+    return found
+
+
+def test_no_reader_refusal_keeps_the_input_in_its_frames(tmp_path):
+    """The traceback of a refusal starts at the public entry point: the reader's frames, whose
+    locals hold the bytes and tokens being parsed, are not kept alive with it."""
+    import gzip
+
+    from dpgraph.graph import blockwise
+
+    s = SECRET.encode()
+    full = gzip.compress((b"0 1\n" + s + b" 1\n") * 5000)
+    broken = bytearray(full)
+    broken[len(broken) // 2] ^= 0xFF
+    files = {"not-utf8": b"0 1\n" + s + b" \xff\xfe" + s + b"\n", "not-int": b"0 1\n" + s + b" 1\n",
+             "long-label": b"0 " + s * 200 + b"\n", "one-column": b"0 1\n" + s + b"\n",
+             "gzip-damaged": bytes(broken), "long-line": b"0 1\n" + b"1 " * 4000 + s + b"\n"}
+    checked = 0
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        for call in (lambda p=path: dpgraph.release(str(p), 1.0, nodes=5),
+                     lambda p=path: dpgraph.release(str(p), 1.0, nodes=5, keep=0.5),
+                     lambda p=path: blockwise.edge_keys(str(p), nodes=5, chunk_bytes=1024),
+                     lambda p=path: dpgraph.datasets.snap_edgelist(p),
+                     lambda p=path: dpgraph.datasets.read_ratings(p)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(ValueError) as info:
+                    call()
+            assert _frames_holding_the_secret(info.value) == [], name
+            checked += 1
+    assert checked == 30
+
+
 def test_no_file_format_error_carries_the_file(tmp_path):
     """Release files, ledgers and key files: the same promise."""
     from dpgraph import PrivacyLedger

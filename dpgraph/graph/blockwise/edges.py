@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._frames import drops_input_frames
 from ..edgelist import DEFAULT_CHUNK_BYTES
 from ..encoding import NodeIndex
 from ..inputs import ReadOptions, check_pairs, stream_input
@@ -132,6 +133,7 @@ def _integer_index(index: NodeIndex) -> NodeIndex:
     return NodeIndex.from_integers(np.asarray([int(v) for v in nodes], dtype=np.int64))
 
 
+@drops_input_frames
 def edge_keys(G: Any, nodes: Any = None, *, directed: bool = False,
               chunk_bytes: int = DEFAULT_CHUNK_BYTES,
               storage_options: dict | None = None) -> EdgeKeys:
