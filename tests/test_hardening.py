@@ -706,6 +706,17 @@ def test_plan_refuses_what_it_cannot_mean():
         dpgraph.plan(100, 1.0, statistic="triangels")
 
 
+def test_a_typed_release_refused_for_an_undeclared_value_charges_nothing():
+    """The limit SECURITY.md states: the refusal is free, so it must stay curator-side."""
+    G = nx.Graph([(0, 1, {"w": 1}), (1, 2, {"w": 3})])
+    ledger = dpgraph.PrivacyLedger(total_epsilon=1.0)
+    with pytest.raises(ValueError, match="not among the declared"):
+        dpgraph.release(G, 0.5, edge_attr="w", values=[1, 2], ledger=ledger)
+    assert ledger.spent == 0.0
+    dpgraph.release(G, 0.5, edge_attr="w", values=[1, 2, 3], ledger=ledger)
+    assert ledger.spent == 0.5
+
+
 # --------------------------------------------------------------------------- 10. timing
 def test_constant_time_mode_pads_to_the_calibration(monkeypatch):
     """max_edges=M: a calibration on M public uniform edges first, then the real release is
