@@ -49,7 +49,7 @@ STEPS: dict[str, str] = {
         est = R.cut_batch(member)
         out = {'resolved': int(np.sum(est.resolved)), 'queries': 100}
     """,
-    "degree": "est = R.degree(R.nodes[0]); out = {}",
+    "degree": "est = R.degree(R.node_index.nodes[0]); out = {}",
     "degree_distribution": """
         h = R.degree_distribution()
         k = np.arange(h.size)
@@ -72,19 +72,19 @@ STEPS: dict[str, str] = {
     """,
     "density": "est = R.density(); out = {}",
     "degree (all nodes)": "d = R.degree(); out = {'nodes': len(list(d))}",
-    "volume": "est = R.volume(R.nodes[: R.number_of_nodes() // 10]); out = {}",
+    "volume": "est = R.volume(R.node_index.nodes[: R.number_of_nodes() // 10]); out = {}",
     "density_between": """
         n = R.number_of_nodes()
-        est = R.density_between(R.nodes[: n // 10], R.nodes[n // 10 : n // 5]); out = {}
+        est = R.density_between(R.node_index.nodes[: n // 10], R.node_index.nodes[n // 10 : n // 5]); out = {}
     """,
-    "cut": "est = R.cut(R.nodes[: R.number_of_nodes() // 2]); out = {}",
+    "cut": "est = R.cut(R.node_index.nodes[: R.number_of_nodes() // 2]); out = {}",
     "cuts (10 pairs)": """
         n = R.number_of_nodes(); rng = np.random.default_rng(2)
         pairs = [(p[: n // 3], p[n // 3 :]) for p in (rng.permutation(n) for _ in range(10))]
-        est = R.cuts([([R.nodes[i] for i in s], [R.nodes[i] for i in t]) for s, t in pairs])
+        est = R.cuts([([R.node_index.nodes[i] for i in s], [R.node_index.nodes[i] for i in t]) for s, t in pairs])
         out = {'resolved': int(np.sum(est.resolved)), 'queries': 10}
     """,
-    "edges_within": "est = R.edges_within(R.nodes[: R.number_of_nodes() // 10]); out = {}",
+    "edges_within": "est = R.edges_within(R.node_index.nodes[: R.number_of_nodes() // 10]); out = {}",
     "modularity (planted partition)": """
         lab = np.load(truth['labels_file'])
         est = R.modularity([set(np.flatnonzero(lab == b).tolist()) for b in np.unique(lab)])

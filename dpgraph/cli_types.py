@@ -10,9 +10,11 @@ and the output checks every command runs before any work
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ __all__ = [
     "int_option",
     "parse_node_list",
     "select_nodes",
+    "write_text_atomic",
 ]
 
 #: help of a positional argument naming a released graph file
@@ -98,9 +101,12 @@ class NodeList(Sequence):
     iterating yields ints for integer tokens and ranges, text otherwise.
     """
 
-    def __init__(self, parts: list[Any]) -> None:
+    def __init__(self, parts: list[Any], flag: str = "the node list") -> None:
         self._parts = parts
-        self._len = sum(len(p) if isinstance(p, _Range) else 1 for p in parts)
+        self._len = sum(max(0, p.hi - p.lo + 1) if isinstance(p, _Range) else 1 for p in parts)
+        if self._len > sys.maxsize:  # len() could not even return it
+            raise ValueError(f"{flag} names at least 10^{int((self._len.bit_length() - 1) * 0.30103)} nodes, more than "
+                             f"any release can hold (at most {sys.maxsize:,})")
 
     def __len__(self) -> int:
         return self._len
@@ -124,6 +130,16 @@ class NodeList(Sequence):
                 return p.lo + k if isinstance(p, _Range) else p
             k -= size
         raise IndexError(k)  # pragma: no cover
+
+    def json_bytes(self) -> int:
+        """An upper bound on the bytes of the labels as a JSON list, without walking ranges."""
+        total = 1 + self._len  # brackets and commas
+        for p in self._parts:
+            if isinstance(p, _Range):
+                total += len(p) * max(len(str(p.lo)), len(str(p.hi)))
+            else:
+                total += len(json.dumps(p))
+        return total
 
     def __repr__(self) -> str:  # public by construction, but kept short
         return f"NodeList({self._len} labels)"
@@ -185,7 +201,7 @@ def parse_node_list(spec: str, flag: str, *, count: bool = False,
         n = int(tokens[0])
         if n < 2:
             raise ValueError(f"{flag} {n}: a vertex set needs at least 2 nodes")
-        return NodeList([_Range(0, n - 1, tokens[0])])
+        return NodeList([_Range(0, n - 1, tokens[0])], flag)
     parts: list[Any] = []
     for tok in tokens:
         m = _RANGE.match(tok)
@@ -196,7 +212,7 @@ def parse_node_list(spec: str, flag: str, *, count: bool = False,
             parts.append(_Range(lo, hi, tok))
         else:
             parts.append(int(tok) if ints and _INT.match(tok) else tok)
-    return NodeList(parts)
+    return NodeList(parts, flag)
 
 
 def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:
@@ -254,7 +270,9 @@ def check_output(path: str, flag: str, *, force: bool = False,
 
     The folder must exist and be writable; the path must not be a folder, an
     existing file without ``force``, or any of ``inputs`` (never, even with
-    ``force``: writing a report over its release destroys the release).
+    ``force``: writing a report over its release destroys the release).  "The
+    same" is the same file on disk (device and inode), however it is reached:
+    the same name, a symbolic link or a hard link.
     """
     if os.path.isdir(path):
         raise ValueError(f"{flag} {path} is a folder; give a file name")
@@ -264,12 +282,53 @@ def check_output(path: str, flag: str, *, force: bool = False,
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{flag} {path}: the folder {folder} is not writable")
     if os.path.lexists(path):
-        real = os.path.realpath(path)
         for other in inputs:
-            if other is not None and "://" not in str(other) and os.path.exists(other) \
-                    and os.path.realpath(other) == real:
+            if other is not None and "://" not in str(other) and _same_file(path, other):
                 raise ValueError(f"{flag} {path} is also an input of this command; refusing "
                                  "to overwrite it")
         if not force:
             raise ValueError(f"{flag} {path} exists; pass --force to overwrite it")
     return path
+
+
+def _same_file(a: str, b: Any) -> bool:
+    """Whether two names reach one file (device and inode: symbolic and hard links too)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (or is not a path)
+        return False
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file renamed into place.
+
+    The file at ``path`` is replaced, never truncated: another name of the old
+    file (a hard link) keeps its content, and a failed write leaves it whole.
+    The new file has the permissions of a newly created one (0666 less the umask).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
+    tmp = ""
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{base}.dpgraph-tmp-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise OSError(f"cannot write {path}: {exc.strerror}") from None
+    else:
+        raise OSError(f"cannot write {path}: no free temporary name in {folder}")
+    failed = None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:  # named by the requested path, never the temporary file
+        failed = exc.strerror or type(exc).__name__
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    if failed is not None:
+        raise OSError(f"cannot write {path}: {failed}")

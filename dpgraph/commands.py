@@ -18,6 +18,7 @@ import numpy as np
 
 from .cli_types import (
     RELEASE_FILE_HELP,
+    NodeList,
     check_output,
     int_option,
     parse_node_list,
@@ -152,6 +153,8 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 def _release(args: argparse.Namespace) -> int:
     import dpgraph
 
+    from .graph.io import check_savable
+
     src = args.edgelist
     if "://" not in src and not os.path.exists(src):
         raise ValueError(f"EDGELIST: file {src} does not exist")
@@ -170,8 +173,11 @@ def _release(args: argparse.Namespace) -> int:
     check_output(args.output, "-o", force=args.force,
                  inputs=[src, args.ledger, args.signing_key, _at_file(args.nodes)])
     signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
+    check_savable(0, args.name, "--name")  # before reading the edges
     nodes = (_nodes_in_file(src) if args.nodes_from_edges
              else parse_node_list(args.nodes, "--nodes", count=True))
+    check_savable(nodes, args.name, "--name",  # what R.save would refuse after the charge
+                  label_bytes=nodes.json_bytes() if isinstance(nodes, NodeList) else None)
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
         ledger = _open_ledger(args.ledger, args.budget)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import RELEASE_FILE_HELP, check_output, int_option
+from .cli_types import RELEASE_FILE_HELP, check_output, int_option, write_text_atomic
 
 __all__ = ["register"]
 
@@ -211,7 +211,7 @@ def _report(args: argparse.Namespace) -> int:
     signer = None if key is None else public_hex(key)
     html = build_report(R, title=args.title or R.name or path.name, progress=progress,
                         verified_by=signer)
-    out.write_text(html, encoding="utf-8")
+    write_text_atomic(out, html)  # replaced, never truncated: a hard link keeps its content
     print(f"wrote {out} ({len(html) // 1024} KiB)")
     if args.open:
         import webbrowser

@@ -324,7 +324,7 @@ def test_a_boolean_array_is_a_mask_over_the_nodes():
     R = dpgraph.release(G, 1.0, seed=KEY)
     mask = np.zeros(40, dtype=bool)
     mask[[3, 5, 30]] = True
-    S = [R.nodes[i] for i in (3, 5, 30)]
+    S = [R.node_index.nodes[i] for i in (3, 5, 30)]  # by position, as the mask is
     T = [v for v in R.nodes if v not in S]
     assert R.cut(mask, ~mask).raw == R.cut(S, T).raw
     # on integer labels a mask is not the labels {0, 1}

@@ -239,6 +239,49 @@ def test_bad_node_labels_are_refused(tmp_path, labels):
         open_blockwise(tmp_path / "v.zarr")
 
 
+def test_a_store_without_node_chunks_is_refused_before_its_labels_are_built(tmp_path):
+    """A few KB of metadata declaring n = 2^24 and no node chunk: refused from a listing,
+    before the 128 MiB of labels (zeros, the fill value) are built."""
+    import tracemalloc
+
+    _, g = _store(tmp_path)
+    n = 1 << 24
+    del g["nodes"], g["adjacency"]
+    g.create_array("nodes", shape=(n,), chunks=(1 << 20,), dtype="int64", compressors=None)
+    g.create_array("adjacency", shape=(n, n // 64), chunks=(4096, 512), dtype="uint64",
+                   fill_value=0, compressors=None)
+    g.attrs.update({"n": n, "tile": [4096, 32768]})
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="0 of its 16 chunks"):
+            open_blockwise(tmp_path / "v.zarr")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20  # never the 8n bytes of labels
+
+
+def test_node_labels_are_checked_across_chunk_seams(tmp_path, monkeypatch):
+    from dpgraph.graph.blockwise import reader, write
+
+    monkeypatch.setattr(reader, "NODE_CHUNK", 64)
+    monkeypatch.setattr(write, "NODE_CHUNK", 64)
+    _, g = _store(tmp_path)  # 130 labels: chunks of 64, 64 and 2
+    open_blockwise(tmp_path / "v.zarr")
+    nodes = np.arange(130, dtype=np.int64)
+    nodes[[63, 64]] = nodes[[64, 63]]  # each chunk sorted, the seam not
+    nodes[:64].sort()
+    nodes[64:128].sort()
+    assert np.all(nodes[1:64] > nodes[:63]) and np.all(nodes[65:128] > nodes[64:127])
+    g["nodes"][:] = nodes
+    with pytest.raises(ValueError, match="sorted, unique"):
+        open_blockwise(tmp_path / "v.zarr")
+    g["nodes"][:] = np.arange(130)
+    os.remove(tmp_path / "v.zarr" / "nodes" / "c" / "1")  # a missing middle chunk reads as 0s
+    with pytest.raises(ValueError, match="2 of its 3 chunks"):
+        open_blockwise(tmp_path / "v.zarr")
+
+
 @pytest.mark.parametrize("directed, where", [
     (False, "diagonal"), (False, "lower"), (False, "padding"), (False, "lower-tile"),
     (True, "diagonal"), (True, "padding"),  # a directed release uses both triangles

@@ -205,3 +205,34 @@ def test_seeded_result_is_reproducible_and_methods_validate():
         R.communities(margin=-0.1)
     with pytest.raises(ValueError, match="directed"):
         dpgraph.release(nx.DiGraph([(0, 1), (1, 2)]), 1.0, seed=0).communities()
+
+
+def test_kmeans_of_an_embedding_is_quiet(monkeypatch):
+    """scipy's k-means warns on an empty cluster, and divides by zero when asked for more
+    centres than distinct rows: neither reaches the user (an unused label is harmless)."""
+    import warnings
+
+    import scipy.cluster.vq
+
+    from dpgraph.graph.analytics._candidates import kmeans_labels
+
+    X = np.round(np.random.default_rng(1).normal(0, 1, (9, 1)), 0)  # 4 centres, 3 values
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lab = kmeans_labels(X, 4, seed=1)
+    assert lab.shape == (9,) and len(np.unique(lab)) <= len(np.unique(X))
+    # distinct rows of one cluster get one label
+    for x in np.unique(X):
+        assert len(np.unique(lab[X[:, 0] == x])) == 1
+
+    real = scipy.cluster.vq.kmeans2
+
+    def empty_cluster(*args, **kwargs):
+        warnings.warn("One of the clusters is empty. Re-run kmeans with a different "
+                      "initialization.", UserWarning, stacklevel=2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.cluster.vq, "kmeans2", empty_cluster)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kmeans_labels(np.random.default_rng(2).normal(size=(30, 2)), 3, seed=0)

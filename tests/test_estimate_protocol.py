@@ -56,9 +56,22 @@ def test_arithmetic_returns_plain_floats(est):
     v = float(est.value)
     for got, want in ((est + 1, v + 1), (1 + est, 1 + v), (est - 2, v - 2), (2 - est, 2 - v),
                       (est * 3, v * 3), (3 * est, 3 * v), (est / 4, v / 4), (4 / est, 4 / v),
-                      (est ** 2, v ** 2), (-est, -v), (abs(est), abs(v)), (est + est, 2 * v)):
+                      (est ** 2, v ** 2), (-est, -v), (abs(est), abs(v)), (est + est, 2 * v),
+                      (est // 2, v // 2), (1000 // est, 1000 // v), (est % 7, v % 7),
+                      (1000 % est, 1000 % v), (0.5 ** est, 0.5 ** v)):
         assert type(got) is float and got == pytest.approx(want)
+    assert divmod(est, 7) == divmod(v, 7) and divmod(1000, est) == divmod(1000, v)
+    assert all(type(x) is float for x in (*divmod(est, 7), *divmod(1000, est)))
     assert sum([est, est]) == pytest.approx(2 * v)
+
+
+def test_an_estimate_is_not_hashable(est):
+    """It equals its value (est == v), so it cannot hash apart from it: refused, documented."""
+    assert est == float(est.value)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(est)
+    doc = " ".join(type(est).__doc__.split())
+    assert "is not hashable" in doc and "Use ``float(est)`` as a key" in doc
 
 
 def test_ordering_compares_the_value(est):

@@ -207,7 +207,8 @@ def test_to_networkx_is_the_graph_add_edges_from_builds(directed, block, monkeyp
     r, c = R.released_edges()
     ref = nx.DiGraph() if directed else nx.Graph()
     ref.add_nodes_from(R.nodes)
-    ref.add_edges_from((R.nodes[a], R.nodes[b]) for a, b in zip(r.tolist(), c.tolist()))
+    nodes = R.node_index.nodes  # by position
+    ref.add_edges_from((nodes[a], nodes[b]) for a, b in zip(r.tolist(), c.tolist()))
     assert nx.utils.graphs_equal(H, ref) and type(H) is type(ref)
     assert all(list(H.adj[v]) == list(ref.adj[v]) for v in ref)  # same neighbour order
     if directed:

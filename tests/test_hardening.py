@@ -114,7 +114,7 @@ def test_hand_built_edge_keys_are_validated_and_never_printed():
     from dpgraph.graph.encoding import NodeIndex
 
     index = NodeIndex.from_integers(np.arange(10))
-    Keys = getattr(blockwise, "EdgeKeys", None) or blockwise.EdgeInput  # (named EdgeInput before)
+    Keys = blockwise.EdgeKeys
     ok = Keys(index, np.array([1, 23]), False)  # (0, 1), (2, 3)
     assert "23" not in repr(ok) and "edges=2" in repr(ok)
     with pytest.raises(ValueError):
@@ -137,10 +137,43 @@ def test_a_lower_triangle_key_never_reaches_the_sampler(tmp_path):
 
     index = NodeIndex.from_integers(np.arange(100))
     with pytest.raises(ValueError):
-        Keys = getattr(blockwise, "EdgeKeys", None) or blockwise.EdgeInput
-        bad = Keys(index, np.array([5 * 100 + 3]), False)  # (5, 3)
+        bad = blockwise.EdgeKeys(index, np.array([5 * 100 + 3]), False)  # (5, 3)
         blockwise.release_blockwise(bad, 1.0, tmp_path / "x.zarr")
     assert not (tmp_path / "x.zarr").exists()
+
+
+def test_edge_keys_cannot_be_edited_after_their_checks(tmp_path):
+    """index and directed are read-only; keys edited through the private slots are checked
+    again where the writer consumes them, before the charge."""
+    from dpgraph.graph import blockwise
+    from dpgraph.graph.encoding import NodeIndex
+
+    k = blockwise.EdgeKeys(NodeIndex.from_integers(np.arange(100)), np.array([5 * 100 + 3]),
+                           True)  # (5, 3): a directed pair, below the diagonal
+    with pytest.raises(AttributeError):
+        k.directed = False
+    with pytest.raises(AttributeError):
+        k.index = NodeIndex.from_integers(np.arange(10))
+    ledger = dpgraph.PrivacyLedger.open(tmp_path / "b.json", total_epsilon=1.0)
+    object.__setattr__(k, "_directed", False)  # forced past the properties
+    with pytest.raises(ValueError, match="below the diagonal"):
+        blockwise.release_blockwise(k, 1.0, tmp_path / "x.zarr", directed=False, ledger=ledger)
+    object.__setattr__(k, "_directed", True)
+    object.__setattr__(k, "_index", NodeIndex.from_integers(np.arange(10)))  # 503 >= 10^2
+    with pytest.raises(ValueError, match="n\\^2"):
+        blockwise.release_blockwise(k, 1.0, tmp_path / "x.zarr", directed=True, ledger=ledger)
+    assert not (tmp_path / "x.zarr").exists() and ledger.spent == 0.0
+
+
+def test_edge_key_checks_hold_across_chunk_boundaries():
+    from dpgraph.graph.blockwise.edges import check_keys
+
+    n = 50
+    keys = np.arange(1, 40, dtype=np.int64)  # row 0: (0, 1) .. (0, 39)
+    check_keys(keys, n, False, chunk=4)
+    for bad in (np.r_[keys[:8], keys[7:]], np.r_[keys[:8], keys[6], keys[8:]]):
+        with pytest.raises(ValueError, match="sorted"):  # a repeat or a step back at a seam
+            check_keys(bad, n, False, chunk=4)
 
 
 # --------------------------------------------------------------------------- 4. ledger names
@@ -295,6 +328,57 @@ def test_no_reader_error_carries_the_input(tmp_path):
     assert checked >= 9
 
 
+def _frames_holding_the_secret(exc) -> list[str]:
+    """dpgraph's frames in the traceback whose locals hold the secret (what a crash reporter
+    that records locals would store)."""
+    package = os.path.dirname(dpgraph.__file__)
+    found, tb = [], exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.startswith(package):
+            for name, value in frame.f_locals.items():
+                for x in (value, *(value if isinstance(value, (list, tuple)) else ())):
+                    data = x.tobytes() if isinstance(x, np.ndarray) else x
+                    if (isinstance(data, (bytes, bytearray, memoryview))
+                            and SECRET.encode() in bytes(data)) or (
+                            isinstance(data, str) and SECRET in data):
+                        found.append(f"{frame.f_code.co_name}:{name}")
+        tb = tb.tb_next
+    return found
+
+
+def test_no_reader_refusal_keeps_the_input_in_its_frames(tmp_path):
+    """The traceback of a refusal starts at the public entry point: the reader's frames, whose
+    locals hold the bytes and tokens being parsed, are not kept alive with it."""
+    import gzip
+
+    from dpgraph.graph import blockwise
+
+    s = SECRET.encode()
+    full = gzip.compress((b"0 1\n" + s + b" 1\n") * 5000)
+    broken = bytearray(full)
+    broken[len(broken) // 2] ^= 0xFF
+    files = {"not-utf8": b"0 1\n" + s + b" \xff\xfe" + s + b"\n", "not-int": b"0 1\n" + s + b" 1\n",
+             "long-label": b"0 " + s * 200 + b"\n", "one-column": b"0 1\n" + s + b"\n",
+             "gzip-damaged": bytes(broken), "long-line": b"0 1\n" + b"1 " * 4000 + s + b"\n"}
+    checked = 0
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        for call in (lambda p=path: dpgraph.release(str(p), 1.0, nodes=5),
+                     lambda p=path: dpgraph.release(str(p), 1.0, nodes=5, keep=0.5),
+                     lambda p=path: blockwise.edge_keys(str(p), nodes=5, chunk_bytes=1024),
+                     lambda p=path: dpgraph.datasets.snap_edgelist(p),
+                     lambda p=path: dpgraph.datasets.read_ratings(p)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(ValueError) as info:
+                    call()
+            assert _frames_holding_the_secret(info.value) == [], name
+            checked += 1
+    assert checked == 30
+
+
 def test_no_file_format_error_carries_the_file(tmp_path):
     """Release files, ledgers and key files: the same promise."""
     from dpgraph import PrivacyLedger
@@ -339,16 +423,56 @@ def test_non_float_epsilons_are_certified_for_at_most_their_exact_value():
         assert dpgraph.release(nx.path_graph(3), eps, seed=0).epsilon < 0.1
 
 
+def _blockwise(*args, **kwargs):
+    from dpgraph.graph.blockwise import release_blockwise
+
+    return release_blockwise(*args, **kwargs)
+
+
 @pytest.mark.parametrize("call", [
-    lambda: dpgraph.release(nx.path_graph(3), 10**400),
-    lambda: dpgraph.release(nx.path_graph(3), 1.0, keep=10**400),
-    lambda: dpgraph.PrivacyLedger(total_epsilon=10**400),
-    lambda: dpgraph.plan(100, 10**400),
-    lambda: dpgraph.plan(100, target_std=10**400),
+    lambda p: dpgraph.release(nx.path_graph(3), 10**400),
+    lambda p: dpgraph.release(nx.path_graph(3), 1.0, keep=10**400),
+    lambda p: dpgraph.PrivacyLedger(total_epsilon=10**400),
+    lambda p: dpgraph.plan(100, 10**400),
+    lambda p: dpgraph.plan(100, target_std=10**400),
+    lambda p: dpgraph.release(str(p), 1.0, nodes=10**200),
+    lambda p: dpgraph.release(str(p), 1.0, nodes=10**5000, keep=0.5),
+    lambda p: dpgraph.release(str(p), 1.0, nodes=2**63),
+    lambda p: _blockwise(str(p), 1.0, p.parent / "s.zarr", nodes=10**200),
 ])
-def test_huge_integers_are_value_errors(call):
-    with pytest.raises(ValueError):
-        call()
+def test_huge_integers_are_value_errors(call, tmp_path):
+    p = tmp_path / "f.txt"
+    p.write_text("0 1\n")
+    with deadline(20), pytest.raises(ValueError) as info:
+        call(p)
+    if "nodes" in str(info.value):  # one readable line, not a number of 200 digits
+        assert len(str(info.value)) < 200
+
+
+def test_huge_node_counts_on_the_command_line_are_one_line(tmp_path, capsys):
+    edges = _edges(tmp_path)
+    for spec in ("9" * 30, "0-" + "9" * 30, "5," + "0-" + "9" * 25):
+        code, _, err = _cli(["release", edges, "-e", "1", "--nodes", spec, "-o",
+                             tmp_path / "r.dpg"], capsys)
+        assert code == 2 and "--nodes" in err and err.count("\n") == 1, spec
+        assert "index-sized" not in err
+    dpgraph.release(nx.path_graph(5), 1.0, seed=0).save(tmp_path / "r.dpg")
+    code, _, err = _cli(["cut", tmp_path / "r.dpg", "--S", "0-" + "9" * 30], capsys)
+    assert code == 2 and "--S" in err and err.count("\n") == 1
+
+
+def test_blockwise_tile_count_is_closed_form():
+    """The store size is checked before anything is read: its tile count takes no loop over
+    tile rows (n = 2^62 answered at once) and equals the tiles the writer walks."""
+    from dpgraph.graph.blockwise.tiles import TilePlan
+
+    for n in (2, 63, 64, 65, 300, 1000, 4097):
+        for tr, tw in ((64, 1), (128, 2), (64, 4), (192, 3)):
+            for directed in (False, True):
+                plan = TilePlan(n, directed, tr, tw)
+                assert plan.count_tiles() == len(plan.tiles()), (n, tr, tw, directed)
+    with deadline(5):
+        assert TilePlan(2**62, False, 4096, 512).count_tiles() > 10**28
 
 
 # --------------------------------------------------------------------------- 7. sizes first
@@ -369,6 +493,26 @@ def test_load_refuses_a_fifo_without_blocking(tmp_path):
         dpgraph.load(fifo)
     with deadline(10), pytest.raises(ValueError, match="regular file"):
         dpgraph.release(str(fifo), 1.0, nodes=3)
+
+
+def test_a_fifo_as_a_key_file_is_refused_without_blocking(tmp_path, capsys):
+    fifo = tmp_path / "k.pub"
+    os.mkfifo(fifo)
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    R.save(tmp_path / "r.dpg")
+    for call in (lambda: dpgraph.load(tmp_path / "r.dpg", verify_key=fifo),
+                 lambda: R.save(tmp_path / "s.dpg", signing_key=str(fifo))):
+        with deadline(10), pytest.raises(ValueError, match="regular file"):
+            call()
+    edges = _edges(tmp_path)
+    for argv in (["cut", tmp_path / "r.dpg", "--S", "0", "--verify-key", fifo],
+                 ["report", tmp_path / "r.dpg", "-o", tmp_path / "r.html", "--quiet",
+                  "--verify-key", fifo],
+                 ["release", edges, "-e", "1", "--nodes", "3", "-o", tmp_path / "t.dpg",
+                  "--signing-key", fifo]):
+        code, _, err = _cli(argv, capsys)
+        assert code == 2 and "regular file" in err and err.count("\n") == 1, argv
+    assert not (tmp_path / "s.dpg").exists() and not (tmp_path / "t.dpg").exists()
 
 
 # --------------------------------------------------------------------------- 8. command line
@@ -417,6 +561,23 @@ def test_cli_checks_the_output_before_charging(tmp_path, capsys):
     assert _cli([*base, "-o", tmp_path / "r.dpg", "--force"], capsys)[0] == 0
 
 
+def test_cli_checks_what_save_refuses_before_charging(tmp_path, capsys):
+    edges, ledger = _edges(tmp_path), tmp_path / "b.json"
+    base = ["release", edges, "-e", "1", "-o", tmp_path / "r.dpg", "--ledger", ledger,
+            "--budget", "2"]
+    ids = tmp_path / "ids.txt"  # 1 KiB labels that JSON escapes to 2 KiB each
+    ids.write_text("".join("\u4e00" * 340 + f"{k}\n" for k in range(200)), encoding="utf-8")
+    for extra in (["--nodes", "3", "--name", "x" * 300], ["--nodes", "3", "--name", "a\nb"],
+                  ["--nodes", f"@{ids}"]):
+        code, _, err = _cli([*base, *extra], capsys)
+        assert code == 2 and err.count("\n") == 1, extra
+        assert ("--name" in err) if "--name" in extra else ("labels" in err)
+    assert not ledger.exists() or dpgraph.PrivacyLedger.open(ledger).spent == 0.0
+    assert not (tmp_path / "r.dpg").exists()
+    assert _cli([*base, "--nodes", "3", "--name", "x" * 200], capsys)[0] == 0
+    assert dpgraph.load(tmp_path / "r.dpg").name == "x" * 200
+
+
 def test_cli_report_never_overwrites_its_input(tmp_path, capsys):
     r = tmp_path / "r.dpg"
     dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)
@@ -429,6 +590,31 @@ def test_cli_report_never_overwrites_its_input(tmp_path, capsys):
     html.write_text("keep me")
     code, _, err = _cli(["report", r, "-o", html, "--quiet"], capsys)
     assert code == 2 and "--force" in err and html.read_text() == "keep me"
+
+
+def test_cli_report_never_overwrites_its_input_through_a_hard_link(tmp_path, capsys):
+    r = tmp_path / "r.dpg"
+    dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)
+    before = r.read_bytes()
+    os.link(r, tmp_path / "hl.dpg")
+    (tmp_path / "sl.dpg").symlink_to(r)
+    for out in ("hl.dpg", "sl.dpg"):
+        code, _, err = _cli(["report", r, "-o", tmp_path / out, "--quiet", "--force"], capsys)
+        assert code == 2 and "input" in err, out
+    assert r.read_bytes() == before
+
+
+def test_cli_report_replaces_its_output_and_never_truncates_it(tmp_path, capsys):
+    """--force over an existing name: the new report is renamed into place, so another name
+    of the old file keeps its content."""
+    r = tmp_path / "r.dpg"
+    dpgraph.release(nx.path_graph(30), 1.0, seed=0).save(r)
+    html, other = tmp_path / "r.html", tmp_path / "other.txt"
+    other.write_text("keep me")
+    os.link(other, html)
+    assert _cli(["report", r, "-o", html, "--quiet", "--force"], capsys)[0] == 0
+    assert other.read_text() == "keep me" and "<html" in html.read_text().lower()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt", "r.dpg", "r.html"]
 
 
 def test_cli_keygen_refuses_a_dangling_symlink(tmp_path, capsys):
@@ -475,11 +661,16 @@ def test_a_killed_save_leaves_no_temporary_file_behind(tmp_path):
                           capture_output=True, text=True, check=True).stdout.strip()
     leftover = tmp_path / f".r.dpg.dpgraph-tmp-{dead}-abcd1234"
     leftover.write_bytes(b"half a release")
-    old_style = tmp_path / ".dpgraph-abcd1234"  # the former name: a killed save's file too
+    old_style = tmp_path / ".dpgraph-abcd1234"  # the former name (no process id in it)
+    old_style.write_bytes(b"half a release")
+    hours_ago = os.stat(old_style).st_mtime - 2 * 3600
+    os.utime(old_style, (hours_ago, hours_ago))  # untouched for two hours: a killed save's
+    running = tmp_path / ".dpgraph-efgh5678"  # being written now, maybe by an older version
+    running.write_bytes(b"half a release")
     R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
     R.save(tmp_path / "r.dpg")
-    assert not leftover.exists()
-    assert sorted(p.name for p in tmp_path.iterdir() if p != old_style) == ["r.dpg"]
+    assert not leftover.exists() and not old_style.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [running.name, "r.dpg"]
 
 
 # --------------------------------------------------------------------------- 9. documented
@@ -513,6 +704,17 @@ def test_plan_refuses_what_it_cannot_mean():
         dpgraph.plan(100, 1.0, directed="no")
     with pytest.raises(ValueError, match="statistic"):
         dpgraph.plan(100, 1.0, statistic="triangels")
+
+
+def test_a_typed_release_refused_for_an_undeclared_value_charges_nothing():
+    """The limit SECURITY.md states: the refusal is free, so it must stay curator-side."""
+    G = nx.Graph([(0, 1, {"w": 1}), (1, 2, {"w": 3})])
+    ledger = dpgraph.PrivacyLedger(total_epsilon=1.0)
+    with pytest.raises(ValueError, match="not among the declared"):
+        dpgraph.release(G, 0.5, edge_attr="w", values=[1, 2], ledger=ledger)
+    assert ledger.spent == 0.0
+    dpgraph.release(G, 0.5, edge_attr="w", values=[1, 2, 3], ledger=ledger)
+    assert ledger.spent == 0.5
 
 
 # --------------------------------------------------------------------------- 10. timing

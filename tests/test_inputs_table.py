@@ -126,6 +126,26 @@ def test_dataframe_columns_are_documented_choices():
         read_input(pd.DataFrame({"a": [0], "b": [1]}))
 
 
+def test_a_polars_dataframe_is_read_like_a_pandas_one():
+    pl = pytest.importorskip("polars")
+    G = _graph()
+    E = np.array(list(G.edges()))
+    ref = _words(dpgraph.release(G, 1.0, seed=3))
+    frame = pl.DataFrame({"target": E[:, 1], "source": E[:, 0]})  # picked by name
+    assert input_kind(frame).name == "a DataFrame of edges (pandas, polars) or a pyarrow Table"
+    assert public_n(frame, 41) == 41
+    assert np.array_equal(_words(dpgraph.release(frame, 1.0, seed=3, nodes=41)), ref)
+    first_two = pl.DataFrame({"u": E[:, 0], "v": E[:, 1]})
+    assert np.array_equal(_words(dpgraph.release(first_two, 1.0, seed=3, nodes=41)), ref)
+    # string labels, an extra column dropped with a warning, a missing label refused
+    df = pl.DataFrame({"w": [0.5, 0.7], "target": ["y", "z"], "source": ["x", "y"]})
+    with pytest.warns(DroppedAttributesWarning):
+        enc = read_input(df, nodes=["x", "y", "z"])
+    assert enc.rows.tolist() == [0, 1] and enc.cols.tolist() == [1, 2]
+    with pytest.raises(ValueError, match="1 edge end"), pytest.warns(DroppedAttributesWarning):
+        read_input(df, nodes=["x", "q", "y"])
+
+
 def test_a_table_without_pandas_says_how_to_install_it(monkeypatch):
     class Interchange:  # speaks only the dataframe interchange protocol
         def __dataframe__(self, nan_as_null=False, allow_copy=True):

@@ -10,6 +10,7 @@ an error naming it.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import networkx as nx
@@ -40,11 +41,50 @@ def test_nodes_is_a_node_view(pair):
     for v in G.nodes:
         assert v in R.nodes and (v in R.nodes) == (v in G.nodes)
     assert "absent" not in R.nodes and 10**6 not in R.nodes and [1] not in R.nodes
-    assert R.nodes[0] == sorted(G.nodes)[0]  # by position, in canonical order
+    assert R.node_index.nodes[0] == sorted(G.nodes)[0]  # positions: canonical order
     assert R.nodes == tuple(sorted(G.nodes)) and R.nodes == _release(G, seed=4).nodes
     assert set(R.nodes) == set(G.nodes)
     with pytest.raises(TypeError, match="no node attributes"):
         R.nodes(data=True)
+
+
+def test_nodes_are_indexed_by_label_as_in_networkx():
+    """G.nodes[v] is v's attribute dict: a release keeps none, so an empty read-only one."""
+    G = nx.relabel_nodes(nx.path_graph(41), {i: i + 10 for i in range(41)})  # labels 10..50
+    R = _release(G)
+    for v in (10, 30, 50):
+        assert R.nodes[v] == G.nodes[v] == {} and R.nodes[v].get("club") is None
+    with pytest.raises(TypeError):
+        R.nodes[10]["club"] = "Mr. Hi"  # read-only: nothing to set
+    for unknown in (0, 9, 51, "10"):
+        with pytest.raises(KeyError, match=repr(unknown)):
+            R.nodes[unknown]
+    with pytest.raises(TypeError, match="slicing"):
+        R.nodes[0:3]
+    assert dict(R.nodes.items()) == dict(G.nodes.items())
+    assert R.nodes & {10, 11, 99} == G.nodes & {10, 11, 99} == {10, 11}
+
+
+def test_degree_is_a_view_as_in_networkx():
+    """networkx's G.degree is callable, subscriptable and iterable: so is R.degree."""
+    G = nx.relabel_nodes(nx.star_graph(40), {i: i + 10 for i in range(41)})
+    R = _release(G)
+    d = R.degree[10]  # the hub, by label
+    assert abs(d - G.degree[10]) <= 4 * d.std + 1 and float(d) == float(R.degree(10))
+    assert [v for v, _ in R.degree] == list(G.nodes) == [v for v, _ in G.degree]
+    assert len(R.degree) == len(G.degree) and 10 in R.degree and 5 not in R.degree
+    with pytest.raises(KeyError, match="5"):
+        R.degree[5]
+    raw = R.degree(10, proper=False)  # the call keeps its signature
+    assert raw.std == d.std and "proper" in str(inspect.signature(R.degree))
+    assert dict(R.degree([10, 11])).keys() == {10, 11}
+    assert repr(R.degree) == "DegreeView(41 nodes)"  # a summary: no estimate in the repr
+
+
+def test_a_release_delegates_its_node_protocol_to_its_view(pair):
+    _, R = pair
+    assert len(R) == len(R.nodes) and list(R) == list(R.nodes)
+    assert all((v in R) == (v in R.nodes) for v in [*list(R.nodes)[:3], 99, "x", [1]])
 
 
 def test_graph_protocol_len_contains_iter(pair):
@@ -58,7 +98,7 @@ def test_graph_protocol_len_contains_iter(pair):
 
 def test_neighbours_are_refused_with_the_alternatives(pair):
     _, R = pair
-    v = R.nodes[0]
+    v = R.node_index.nodes[0]
     with pytest.raises(TypeError, match=r"R\.degree\(v\).*R\.to_networkx\(\)\[v\]"):
         R[v]
     H = R.to_networkx()  # the named alternative works and is the raw released graph
@@ -77,16 +117,16 @@ def test_counts_under_networkx_names_are_debiased(pair):
 
 @pytest.mark.parametrize("ask", [
     lambda R, x: R.degree(x),
-    lambda R, x: R.degree([R.nodes[0], x]),
-    lambda R, x: R.cut([x], [R.nodes[0]]),
-    lambda R, x: R.cut([R.nodes[0]], [x]),
-    lambda R, x: R.cut([R.nodes[0], x]),
+    lambda R, x: R.degree([R.node_index.nodes[0], x]),
+    lambda R, x: R.cut([x], [R.node_index.nodes[0]]),
+    lambda R, x: R.cut([R.node_index.nodes[0]], [x]),
+    lambda R, x: R.cut([R.node_index.nodes[0], x]),
     lambda R, x: R.volume([x]),
-    lambda R, x: R.density_between([x], [R.nodes[1]]),
+    lambda R, x: R.density_between([x], [R.node_index.nodes[1]]),
 ], ids=["degree", "degree-nbunch", "cut-S", "cut-T", "cut-complement", "volume", "density"])
 def test_an_unknown_node_is_named(pair, ask):
     _, R = pair
-    unknown = 99 if isinstance(R.nodes[0], int) else "n99"
+    unknown = 99 if isinstance(R.node_index.nodes[0], int) else "n99"
     with pytest.raises(ValueError, match=repr(unknown)):
         ask(R, unknown)
 

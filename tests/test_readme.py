@@ -1,4 +1,5 @@
-"""The README runs as written: every Python block, in order, and every command line parses."""
+"""The README runs as written: every Python block in order, and every command line, twice in
+one folder."""
 
 from __future__ import annotations
 
@@ -83,6 +84,98 @@ def test_every_dpgraph_line_parses():
                 parser.parse_args(words[3:])
                 seen += 1
     assert seen >= 3
+
+
+def _stand_in_facebook(tmp_path: Path, monkeypatch) -> None:
+    """ego-Facebook's name and size (4,039 nodes) on a small random edge list, served from a
+    file URL with its own checksum, into an empty cache: the README's fetch runs offline."""
+    import gzip
+    import hashlib
+
+    import networkx as nx
+
+    from dpgraph import datasets
+
+    G = nx.gnm_random_graph(4039, 8000, seed=1)
+    body = gzip.compress("".join(f"{u} {v}\n" for u, v in G.edges()).encode(), mtime=0)
+    src = tmp_path / "publisher" / "facebook_combined.txt.gz"
+    src.parent.mkdir()
+    src.write_bytes(body)
+    info = datasets.REGISTRY["facebook"]
+    monkeypatch.setitem(datasets.REGISTRY, "facebook", datasets.DatasetInfo(
+        name="facebook", filename=info.filename, url=src.as_uri(),
+        sha256=hashlib.sha256(body).hexdigest(), description=info.description))
+    monkeypatch.delenv("DPGRAPH_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _run_shell_line(line: str, capsys) -> tuple[int, str]:
+    """One README command line, in this process: dpgraph through its main(), python -c by
+    exec; returns the exit code and what went to stderr."""
+    from dpgraph import cli
+
+    code = 0
+    for part in line.split("&&"):
+        words = shlex.split(part, comments=True)
+        if words[:1] == ["dpgraph"] or words[:3] == ["python", "-m", "dpgraph"]:
+            code = cli.main(words[1:] if words[0] == "dpgraph" else words[3:])
+        elif words[:2] == ["python", "-c"]:
+            exec(compile(words[2], "README python -c", "exec"), {"__name__": "__readme__"})
+        else:  # pip install, pytest: the environment this test already runs in
+            assert words[0] in ("pip", "pytest"), f"a README line this test cannot run: {line}"
+        if code:
+            break
+    return code, capsys.readouterr().err
+
+
+def _experiment(line: str) -> bool:
+    return shlex.split(line, comments=True)[1:2] == ["experiment"]
+
+
+@pytest.mark.parametrize("report", [
+    "stub",  # the flow, flags and files; the report's own tests build real ones
+    pytest.param("real", marks=pytest.mark.slow),  # four reports of 4,039 nodes: ~40 s of CPU
+])
+def test_shell_lines_run_twice_in_one_folder(tmp_path, monkeypatch, capsys, report):
+    """Every README command runs as pasted, twice in a row in one fresh folder.  The one
+    exception is the one the README announces: keygen refuses to overwrite a key.  The
+    experiments (minutes to hours each) are only parsed here (test_every_dpgraph_line_parses);
+    their own tests run them with --quick."""
+    import tempfile
+    import webbrowser
+
+    import dpgraph
+
+    if report == "stub":
+        import dpgraph.report
+
+        monkeypatch.setattr(dpgraph.report, "build_report",
+                            lambda R, **kw: "<html>" + "<p>stand-in</p>" * 1000 + "</html>")
+    _stand_in_facebook(tmp_path, monkeypatch)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the demo's plot folder
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url))
+    lines = [line for line in _command_lines() if not _experiment(line)]
+    assert any(line.startswith("dpgraph release facebook_combined.txt.gz") for line in lines)
+    for run in (1, 2):
+        for line in lines:
+            code, err = _run_shell_line(line, capsys)
+            if run == 2 and line.startswith("dpgraph keygen"):
+                assert code == 2 and "exists; not overwriting a key" in err
+            else:
+                assert code == 0, f"run {run}: {line}\n{err}"
+    assert len(opened) == 2 and (work / "report.html").stat().st_size > 10_000
+    R = dpgraph.load(work / "fb.dpg", verify_key="curator.pub")
+    assert R.name == "SNAP ego-Facebook" and R.number_of_nodes() == 4039
+    assert dpgraph.PrivacyLedger.open(work / "budget.json").spent == 2.0
+    # what the README says of a third run: the ledger refuses, fb.dpg is kept
+    release = next(line for line in lines if line.startswith("dpgraph release"))
+    before = (work / "fb.dpg").read_bytes()
+    code, err = _run_shell_line(release, capsys)
+    assert code == 2 and "budget" in err and (work / "fb.dpg").read_bytes() == before
 
 
 CONCEPTS = README.parent / "docs" / "concepts.md"

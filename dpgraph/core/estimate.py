@@ -192,6 +192,16 @@ class Estimate:
     reason : str or None (tuple for a batch)
         Why the estimate is not resolved; None when it is.
 
+    Notes
+    -----
+    Arithmetic (``+ - * / // % divmod **``, either side) and ordering act on
+    ``value`` and return plain floats (arrays for a batch): the result is a
+    number, no longer an estimate with an error bar.  An Estimate is not
+    hashable: it compares equal to the number it holds (``est == 917.0``), so
+    a hash would have to be that number's, and two estimates with one value
+    but different error bars would then collide as dictionary keys.  Use
+    ``float(est)`` as a key.
+
     Examples
     --------
     >>> e = Estimate(917.0, 120.0, feasible_range=(0, 10_000))
@@ -397,8 +407,29 @@ class Estimate:
     def __rtruediv__(self, other: Any) -> Any:
         return _plain(other) / self._operand()
 
+    def __floordiv__(self, other: Any) -> Any:
+        return self._operand() // _plain(other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _plain(other) // self._operand()
+
+    def __mod__(self, other: Any) -> Any:
+        return self._operand() % _plain(other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _plain(other) % self._operand()
+
+    def __divmod__(self, other: Any) -> Any:
+        return divmod(self._operand(), _plain(other))
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return divmod(_plain(other), self._operand())
+
     def __pow__(self, other: Any) -> Any:
         return self._operand() ** _plain(other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _plain(other) ** self._operand()
 
     def __lt__(self, other: Any) -> Any:
         return self._operand() < _plain(other)

@@ -13,6 +13,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from .._frames import drops_input_frames
 from ..graph.edgelist import int_column, read_table_chunks
 from .registry import REGISTRY, available, fetch  # noqa: F401 (available: used by the doctests)
 
@@ -69,6 +70,7 @@ def _resolve_source(path_or_name: Any, arg: str) -> tuple[Path, str]:
 # --------------------------------------------------------------------------- graphs
 
 
+@drops_input_frames
 def snap_edgelist(
     path_or_name: PathLike, directed: bool = False, self_loops: str = "error"
 ) -> Any:
@@ -335,6 +337,7 @@ class Ratings:
         )
 
 
+@drops_input_frames
 def read_ratings(path: PathLike, max_rating: int = 5) -> Ratings:
     """Read a MovieLens-style ratings file: ``user item rating timestamp`` per line.
 

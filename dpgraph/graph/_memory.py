@@ -12,6 +12,7 @@ and what to do instead -- only alternatives that apply to *this* release
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ __all__ = [
     "available_memory",
     "check_call_fits",
     "check_fits",
+    "check_node_count",
     "check_release_fits",
     "free_disk",
     "gib",
@@ -65,18 +67,30 @@ def available_memory() -> int:
     return max(0, avail)
 
 
-def _gib(nbytes: int) -> str:
-    return f"{nbytes / 2**30:,.2f} GiB"
+def _decades(x: int) -> int:
+    """A k with 10^k <= x (x >= 1), without str() (which refuses ints of over 4,300 digits)."""
+    return int((x.bit_length() - 1) * 0.30102999566398)
+
+
+#: a size no float holds: no machine has it, and it can only come from a mistyped number
+_BEYOND_FLOAT = 1 << 1000
 
 
 def check_fits(nbytes: int, what: str) -> None:
-    """Raise MemoryError naming ``what``, what it needs and what is available, if it cannot fit."""
+    """Raise MemoryError naming ``what``, what it needs and what is available, if it cannot fit.
+
+    A size beyond any float is a ValueError: a mistyped number, not a machine
+    too small.
+    """
     if nbytes < _SMALL:  # not worth asking the OS
         return
+    if nbytes >= _BEYOND_FLOAT:
+        raise ValueError(f"{what} would need {gib(nbytes)} of memory, beyond any machine; "
+                         "check the sizes given")
     avail = available_memory()
     if nbytes > avail:
         raise MemoryError(
-            f"{what} needs {_gib(nbytes)} of memory but only {_gib(avail)} is available; "
+            f"{what} needs {gib(nbytes)} of memory but only {gib(avail)} is available; "
             "use a machine with more memory or a sparse (keep=) or blockwise release"
         )
 
@@ -101,6 +115,13 @@ def release_bytes(n: int, directed: bool, sparse: bool) -> int:
     return encoded + 8 * words + 12 * 8 * min(words, _GROUP_WORDS)
 
 
+def check_node_count(n: int) -> None:
+    """Refuse more nodes than int64 positions can number: a mistyped count, not a small machine."""
+    if n > sys.maxsize:
+        raise ValueError(f"nodes: at least 10^{_decades(n)} nodes, more than any release can "
+                         f"hold (at most {sys.maxsize:,})")
+
+
 def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
     """Refuse, before encoding the input or allocating anything, a release that cannot fit.
 
@@ -110,15 +131,26 @@ def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
     """
     if not isinstance(n, int) or n < 2:
         return
+    check_node_count(n)
     kind = "sparse" if sparse else "dense"
-    check_fits(release_bytes(n, bool(directed), sparse), f"a {kind} release of {n:,} nodes")
+    count = f"{n:,}" if n < 10**18 else f"at least 10^{_decades(n)}"
+    check_fits(release_bytes(n, bool(directed), sparse), f"a {kind} release of {count} nodes")
 
 
 # ---------------------------------------------------------------------------
 # what a call costs, and what to do instead
 # ---------------------------------------------------------------------------
 def gib(nbytes: float) -> str:
-    """``nbytes`` in GiB with two decimals, e.g. ``'27.94 GiB'``."""
+    """``nbytes`` in GiB with two decimals, e.g. ``'27.94 GiB'``; a huge int as a power of ten.
+
+    Examples
+    --------
+    >>> gib(30 * 2**30), gib(10**400)
+    ('30.00 GiB', '9.31e390 GiB')
+    """
+    if isinstance(nbytes, int) and nbytes >= 1 << 80:  # integers: a float could overflow
+        g, k = nbytes >> 30, _decades(nbytes >> 30)
+        return f"{g / 10**k:.2f}e{k} GiB"  # the quotient is in [1, 20): a float
     return f"{nbytes / 2**30:,.2f} GiB"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
+from .._frames import drops_input_frames
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
@@ -32,6 +33,7 @@ __all__ = ["load", "release"]
 
 
 @validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)))
+@drops_input_frames
 def release(
     G: GraphInput,
     epsilon: float,

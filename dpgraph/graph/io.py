@@ -49,12 +49,13 @@ import stat
 import struct
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "read_release"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -216,7 +217,7 @@ class IOMixin:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
         sk = None if signing_key is None else signing.signing_key(signing_key)
-        name = _check_name(getattr(self, "name", None) if name is None else name, "name")
+        name = check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
         meta, payload = KINDS[kind][0](self.adjacency)
@@ -254,9 +255,7 @@ class IOMixin:
             header["signer"] = signing.public_hex(sk)
         head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
         if len(head) > header_limit(n):
-            raise ValueError(
-                f"nodes: the labels take {len(head):,} bytes of header, more than "
-                f"{_LABEL_BYTES} bytes a node on average; relabel the graph with shorter labels")
+            raise ValueError(_too_long(len(head)))
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
         folder = path.parent if str(path.parent) else Path(".")
@@ -287,24 +286,86 @@ class IOMixin:
             raise OSError(f"cannot save to {path}: {failed}")
 
 
+def _too_long(size: int) -> str:
+    return (f"nodes: the labels take {size:,} bytes of header, more than {_LABEL_BYTES} bytes a "
+            "node on average; relabel the graph with shorter labels")
+
+
+#: the most the header's fields other than the labels take in a release without declared tie
+#: values (a 200-character name escaped to 12 bytes a character, a signer, floats)
+_OTHER_FIELDS = 8 << 10
+
+
+def check_savable(nodes: Any, name: Any, name_flag: str = "name", *,
+                  label_bytes: int | None = None) -> None:
+    """Refuse, before a release is charged, what :meth:`IOMixin.save` would refuse after it.
+
+    Parameters
+    ----------
+    nodes : int or sequence
+        The public vertex set: a count (labels 0..n-1, which always fit) or the labels.
+    name : str or None
+        The data set's public name (one printable line of 1 to 200 characters).
+    name_flag : str, default "name"
+        How the messages name the name (``"--name"`` on the command line).
+    label_bytes : int, optional
+        An upper bound on the bytes of the labels as a JSON list, when the
+        caller knows one without walking the labels (then they are not read).
+
+    Raises
+    ------
+    TypeError
+        A label of a type the format cannot store.
+    ValueError
+        A bad name, or labels that leave the header no room (checked with a margin for the
+        other fields, so a release that passes is saved).
+    """
+    check_name(name, name_flag)
+    if isinstance(nodes, (int, np.integer)):
+        return
+    if label_bytes is None:
+        labels = [_label_to_json(v) for v in nodes]
+        label_bytes = len(json.dumps(labels, separators=(",", ":"), allow_nan=False).encode())
+    if label_bytes + _OTHER_FIELDS > header_limit(len(nodes)):
+        raise ValueError(_too_long(label_bytes + _OTHER_FIELDS))
+
+
 def _tmp_prefix(name: str) -> str:
     return f".{name}.dpgraph-tmp-"
+
+
+#: the temporary files of earlier dpgraph versions: ``.dpgraph-`` and mkstemp's 8 characters
+_OLD_STYLE = re.compile(r"\.dpgraph-[a-z0-9_]{8}")
+#: an old-style file unmodified this long (seconds) is a killed save's, not a running one's
+_OLD_STYLE_AGE = 3600
 
 
 def _remove_leftovers(folder: Path, name: str) -> None:
     """Remove the temporary files of a killed save of ``name`` (their process is gone).
 
     A temporary file is ``.NAME.dpgraph-tmp-PID-XXXX``: one whose process
-    still runs (a concurrent save) is left alone.
+    still runs (a concurrent save) is left alone.  Earlier versions named it
+    ``.dpgraph-XXXXXXXX``, without the process: such a file is removed once it
+    has not been modified for an hour (a save writes without pause).
     """
     prefix = _tmp_prefix(name)
     try:
-        names = [f for f in os.listdir(folder) if f.startswith(prefix)]
+        names = os.listdir(folder)
     except OSError:
         return
     for f in names:
-        pid = f[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if f.startswith(prefix):
+            pid = f[len(prefix):].split("-", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+        elif _OLD_STYLE.fullmatch(f):
+            try:
+                st = os.lstat(folder / f)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < _OLD_STYLE_AGE:
+                continue
+        else:
             continue
         try:
             os.unlink(folder / f)
@@ -337,7 +398,7 @@ class ReleaseParts(NamedTuple):
     tie_values: Any = None
 
 
-def _check_name(name: Any, where: str) -> str | None:
+def check_name(name: Any, where: str) -> str | None:
     """A release's public name: None, or one line of printable text up to 200 characters."""
     if name is None:
         return None
@@ -472,7 +533,7 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
     _check_claims(header, channel, keep, path.name)
-    name = _check_name(header.get("name"), f"{path.name}: header name")
+    name = check_name(header.get("name"), f"{path.name}: header name")
     if ties is not None:  # PrivateGraph derives the same any-tie channel from the K-ary one
         return ReleaseParts(adj, index, rr, _typed_channel(adj, rr), keep, name, ties)
     return ReleaseParts(adj, index, rr, channel, keep, name)

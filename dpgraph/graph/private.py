@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,71 +26,9 @@ from .convert import (
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
 from .typed.encoding import TieValues
+from .views import DegreeAttribute, NodeView
 
-__all__ = ["NodeView", "PrivateGraph"]
-
-
-class NodeView(Sequence):
-    """The public vertex set of a release, like networkx's ``G.nodes``.
-
-    Iterable, sized, ``v in R.nodes`` and callable (``R.nodes()`` is the view
-    itself), in the release's canonical order.  A release keeps no node
-    attributes, so, unlike networkx's view, indexing is by *position*:
-    ``R.nodes[i]`` is the i-th node (the row i of ``R.to_scipy_sparse()``).
-    It equals a tuple or another view holding the same nodes in the same order.
-
-    Examples
-    --------
-    >>> import networkx as nx, dpgraph
-    >>> R = dpgraph.release(nx.path_graph(["a", "b", "c"]), epsilon=1.0, seed=0)
-    >>> R.nodes
-    NodeView(('a', 'b', 'c'))
-    >>> list(R.nodes()), "b" in R.nodes, len(R.nodes), R.nodes[0]
-    (['a', 'b', 'c'], True, 3, 'a')
-    """
-
-    __slots__ = ("_index",)
-
-    def __init__(self, index: NodeIndex) -> None:
-        self._index = index
-
-    def __call__(self, data: Any = False) -> NodeView:
-        if data is not False:
-            raise TypeError("a release keeps no node attributes (only the vertex set is "
-                            "public): call R.nodes() without data")
-        return self
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def __iter__(self) -> Iterator[Hashable]:
-        return iter(self._index.nodes)
-
-    def __contains__(self, v: Any) -> bool:
-        return v in self._index
-
-    def __getitem__(self, i: Any) -> Any:
-        return self._index.nodes[i]
-
-    def __eq__(self, other: Any) -> bool:
-        if isinstance(other, NodeView):
-            other = other._index.nodes
-        if not isinstance(other, (tuple, range)):
-            return NotImplemented
-        mine = self._index.nodes
-        if isinstance(mine, range) and isinstance(other, range):
-            return mine == other
-        return len(mine) == len(other) and all(a == b for a, b in zip(mine, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self._index.nodes))
-
-    def __repr__(self) -> str:  # node labels are public
-        nodes = self._index.nodes
-        if len(nodes) <= 20:
-            return f"NodeView({tuple(nodes)!r})"
-        head = ", ".join(repr(v) for v in nodes[:5])
-        return f"NodeView({len(nodes)} nodes: {head}, ..., {nodes[-1]!r})"
+__all__ = ["PrivateGraph"]
 
 
 @bind_analytics
@@ -261,15 +199,15 @@ class PrivateGraph(CertifiedRelease, IOMixin):
 
     def __len__(self) -> int:
         """The number of nodes, like ``len(G)``."""
-        return len(self._index)
+        return len(self.nodes)
 
     def __iter__(self) -> Iterator[Hashable]:
         """The nodes, like ``iter(G)``."""
-        return iter(self._index.nodes)
+        return iter(self.nodes)
 
     def __contains__(self, v: Any) -> bool:
         """Whether ``v`` is a node, like ``v in G`` (False for an unhashable value)."""
-        return v in self._index
+        return v in self.nodes
 
     def __getitem__(self, v: Any) -> Any:
         """Refused: networkx's ``G[v]`` is v's neighbours, which a release does not know.
@@ -513,9 +451,14 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         if typed:
             labels = (None, *self.tie_values.values)
             attr = self.tie_values.edge_attr
-            nodes = self.nodes
+            nodes = self._index.nodes  # by position
             for r, c in edge_blocks(self._adj):
                 values = self._adj.edge_values(r, c)
                 for i, j, v in zip(r.tolist(), c.tolist(), values.tolist()):
                     H.adj[nodes[i]][nodes[j]][attr] = labels[v]
         return H
+
+
+# R.degree is networkx's degree view (callable, subscriptable, iterable) over the analytic that
+# bind_analytics made a method of the class; on the class it stays that method
+PrivateGraph.degree = DegreeAttribute(PrivateGraph.degree)

@@ -9,7 +9,7 @@ released pairs; nothing reaches the input graph.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -27,9 +27,10 @@ class Release(Protocol):
 
     Attributes
     ----------
-    nodes : sequence
-        The public vertex set in canonical order (position i is ``nodes[i]``;
-        ``PrivateGraph`` gives a :class:`~dpgraph.graph.private.NodeView`).
+    nodes : iterable
+        The public vertex set in canonical order (``PrivateGraph`` gives a
+        :class:`~dpgraph.graph.views.NodeView`, indexed by label as networkx's
+        is); the node at position i is ``node_index.nodes[i]``.
     directed : bool
         Whether rows are ordered pairs.
     epsilon : float
@@ -47,7 +48,7 @@ class Release(Protocol):
     """
 
     @property
-    def nodes(self) -> Sequence[Hashable]: ...
+    def nodes(self) -> Iterable[Hashable]: ...
 
     @property
     def directed(self) -> bool: ...

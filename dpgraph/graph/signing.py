@@ -25,6 +25,7 @@ message saying which file to use.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -85,13 +86,22 @@ def _key_material(key: Any, name: str) -> Any:
     if isinstance(key, (str, os.PathLike)):
         path = Path(key)
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(_MAX_KEY_FILE + 1)
+            # non-blocking, then fstat: a FIFO (or device) is refused before any read could
+            # block, and no other file can be swapped in between the check and the read
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             raise ValueError(f"{name}: no such key file {str(path)!r} (make a pair with "
                              "'dpgraph keygen PREFIX')") from None
         except IsADirectoryError:
             raise ValueError(f"{name}: {str(path)!r} is a directory, not a key file") from None
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise ValueError(f"{name}: {str(path)!r} is a directory, not a key file")
+            if not stat.S_ISREG(mode):
+                raise ValueError(f"{name}: {str(path)!r} is not a regular file (a FIFO, socket "
+                                 "or device), not a key file")
+            data = fh.read(_MAX_KEY_FILE + 1)
         if len(data) > _MAX_KEY_FILE or not data.lstrip().startswith(_PEM):
             raise ValueError(f"{name}: {str(path)!r} is not a key file (a PEM file as written by "
                              "'dpgraph keygen')")

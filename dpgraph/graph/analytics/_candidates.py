@@ -20,6 +20,7 @@ computed in row blocks, the neighbour graph has n * knn edges).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -107,9 +108,13 @@ def kmeans_labels(X: np.ndarray, k: int, seed: int | None, restarts: int = 4) ->
 
     rng = np.random.default_rng(seed)
     X = np.asarray(X, dtype=np.float64)
+    # never more centres than distinct rows: k-means++ would divide by zero drawing the extra
+    k = int(min(k, np.unique(X, axis=0).shape[0]))
     best = None
     for _ in range(restarts):
-        cent, lab = kmeans2(X, k, minit="++", seed=rng, iter=50)
+        with warnings.catch_warnings():  # an empty cluster is an unused label: harmless
+            warnings.filterwarnings("ignore", "One of the clusters is empty", UserWarning)
+            cent, lab = kmeans2(X, k, minit="++", seed=rng, iter=50)
         inertia = float(np.sum((X - cent[lab]) ** 2))
         if best is None or inertia < best[0]:
             best = (inertia, lab)

@@ -295,7 +295,7 @@ def communities(
         raise ValueError(f"select must be below 1 - holdout = {1 - holdout:g}, got {select!r}; "
                          "lower select or holdout")
     n = R.number_of_nodes()
-    nodes = R.nodes
+    nodes = R.node_index.nodes  # by position
     trivial = [frozenset(nodes)]
     zero = Estimate(0.0, 0.0, feasible_range=(-0.5, 1.0))
     if method != "auto":

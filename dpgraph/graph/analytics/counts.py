@@ -194,7 +194,7 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     """
     _check_release(R)
     est = _degree_estimate(R, proper)
-    nodes = R.nodes
+    nodes = R.node_index.nodes  # by position
     if nbunch is None:
         return NodeEstimates(nodes, est)
     if _has_node(R, nbunch):

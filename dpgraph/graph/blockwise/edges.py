@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._frames import drops_input_frames
 from ..edgelist import DEFAULT_CHUNK_BYTES
 from ..encoding import NodeIndex
 from ..inputs import ReadOptions, check_pairs, stream_input
@@ -45,7 +46,7 @@ class EdgeKeys:
         Naming the first rule a key breaks (never the key).
     """
 
-    __slots__ = ("_keys", "directed", "index")
+    __slots__ = ("_directed", "_index", "_keys")
 
     def __init__(self, index: NodeIndex, keys: Any, directed: bool) -> None:
         if not isinstance(index, NodeIndex) or index.labels is None:
@@ -57,26 +58,24 @@ class EdgeKeys:
         if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
             raise TypeError("keys must be a one-dimensional array of integers")
         n = len(index)
-        if arr.size:
-            if arr.dtype.kind == "u" and int(arr.max()) >= n * n:
-                raise ValueError(f"keys must lie in 0..n^2 - 1 = {n * n - 1}")
-            arr = arr.astype(np.int64)
-            if int(arr.min()) < 0 or int(arr.max()) >= n * n:
-                raise ValueError(f"keys must lie in 0..n^2 - 1 = {n * n - 1}")
-            if np.any(arr[1:] <= arr[:-1]):
-                raise ValueError("keys must be sorted and distinct (np.unique(keys))")
-            rows, cols = np.divmod(arr, n)
-            if np.any(rows == cols):
-                raise ValueError("keys name diagonal pairs (i, i), which are not rows of the "
-                                 "database")
-            if not directed and np.any(cols < rows):
-                raise ValueError("an undirected input stores each pair once as i * n + j "
-                                 "with j > i; some keys lie below the diagonal")
+        if arr.size and arr.dtype.kind == "u" and int(arr.max()) >= n * n:
+            raise ValueError(f"keys must lie in 0..n^2 - 1 = {n * n - 1}")
         arr = np.array(arr, dtype=np.int64)  # our own copy, read-only
+        check_keys(arr, n, bool(directed))
         arr.setflags(write=False)
-        self.index = index
+        self._index = index
         self._keys = arr
-        self.directed = bool(directed)
+        self._directed = bool(directed)
+
+    @property
+    def index(self) -> NodeIndex:
+        """The public vertex set (read-only: the keys were checked against it)."""
+        return self._index
+
+    @property
+    def directed(self) -> bool:
+        """Whether the keys are ordered pairs (read-only: the keys were checked for it)."""
+        return self._directed
 
     @property
     def keys(self) -> np.ndarray:
@@ -100,6 +99,28 @@ class EdgeKeys:
         return f"EdgeKeys({kind}, n={self.n}, edges={self._keys.size})"
 
 
+def check_keys(keys: np.ndarray, n: int, directed: bool, *, chunk: int = 1 << 20) -> None:
+    """Refuse int64 keys that are not strictly increasing pairs (i, j), i != j, of an n-node
+    matrix (j > i when undirected); ``chunk`` keys at a time, so memory stays bounded.
+
+    The messages name the rule, never a key (the keys are the private edges).
+    """
+    size = int(keys.size)
+    for a in range(0, size, chunk):
+        part = keys[a : min(a + chunk + 1, size)]  # one key of overlap: order across chunks
+        if int(part.min()) < 0 or int(part.max()) >= n * n:
+            raise ValueError(f"keys must lie in 0..n^2 - 1 = {n * n - 1}")
+        if np.any(part[1:] <= part[:-1]):
+            raise ValueError("keys must be sorted and distinct (np.unique(keys))")
+        rows, cols = np.divmod(part, n)
+        if np.any(rows == cols):
+            raise ValueError("keys name diagonal pairs (i, i), which are not rows of the "
+                             "database")
+        if not directed and np.any(cols < rows):
+            raise ValueError("an undirected input stores each pair once as i * n + j "
+                             "with j > i; some keys lie below the diagonal")
+
+
 def _integer_index(index: NodeIndex) -> NodeIndex:
     if index.labels is not None:
         return index
@@ -112,6 +133,7 @@ def _integer_index(index: NodeIndex) -> NodeIndex:
     return NodeIndex.from_integers(np.asarray([int(v) for v in nodes], dtype=np.int64))
 
 
+@drops_input_frames
 def edge_keys(G: Any, nodes: Any = None, *, directed: bool = False,
               chunk_bytes: int = DEFAULT_CHUNK_BYTES,
               storage_options: dict | None = None) -> EdgeKeys:

@@ -204,6 +204,28 @@ def _check_json_sizes(loc: StoreLocation) -> None:
                              "damaged or crafted")
 
 
+def _read_labels(nodes: Any, n: int) -> np.ndarray:
+    """The node labels, a chunk at a time: every chunk must be stored (the writer stores them
+    all: sorted, unique labels are never all zeros, the fill value) and the order is checked
+    chunk by chunk, so a crafted store fails before its labels are built, not after."""
+    chunk = int(nodes.chunks[0])
+    count = -(-n // chunk)
+    stored = int(nodes.nchunks_initialized)  # a listing of the store: no chunk is read
+    if stored != count:
+        raise ValueError(f"blockwise store array 'nodes' has {stored} of its {count} chunks; "
+                         "the store is damaged or crafted")
+    labels = np.empty(n, dtype=np.int64)
+    last = None
+    for k in range(count):
+        a, b = k * chunk, min(n, (k + 1) * chunk)
+        part = np.asarray(nodes[a:b], dtype=np.int64)
+        if np.any(part[1:] <= part[:-1]) or (last is not None and part[0] <= last):
+            raise ValueError("blockwise store array 'nodes' must hold sorted, unique labels")
+        labels[a:b] = part
+        last = part[-1]
+    return labels
+
+
 def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
                   check_bits: bool) -> tuple[TilePlan, np.ndarray]:
     n = fields["n"]
@@ -230,9 +252,7 @@ def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
     check_fits(8 * n, f"the node labels of a blockwise store of {n:,} nodes")
     if check_bits:  # a band of tile rows by (tile + diagonal) words, with two copies
         check_fits(3 * 8 * tr * (tc // 64 + tr // 64 + 1), "checking a tile of the store")
-    labels = np.asarray(nodes[:], dtype=np.int64)
-    if np.any(labels[1:] <= labels[:-1]):
-        raise ValueError("blockwise store array 'nodes' must hold sorted, unique labels")
+    labels = _read_labels(nodes, n)
     plan = TilePlan(n, fields["directed"], tr, tc // 64)
     if check_bits:
         import dask

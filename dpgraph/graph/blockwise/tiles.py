@@ -71,21 +71,41 @@ class TilePlan:
         return min(self.n, 64 * c1) - 1 > r0  # some column j > the first row
 
     def count_tiles(self) -> int:
-        """Number of tiles that hold pairs, in O(grid rows) (no list of tiles)."""
+        """Number of tiles that hold pairs, in O(log n) (no list of tiles, no loop over rows).
+
+        Undirected: tile row a (first row r0 = a * tile_rows, r0 + 1 < n)
+        holds pairs in its tile columns from (r0 + 1) // (64 * tile_words)
+        on; the sum over a of those floors is a floor sum.
+        """
         ra, cb = self.grid
         if self.directed:
             return ra * cb
-        total = 0
-        for a in range(ra):
-            r0 = a * self.tile_rows
-            if r0 + 1 < self.n:  # first tile column with some j > r0
-                total += max(0, cb - (r0 + 1) // (64 * self.tile_words))
-        return total
+        tr, width = self.tile_rows, 64 * self.tile_words
+        rows = min(ra, -(-(self.n - 1) // tr))  # tile rows with r0 + 1 < n
+        rows = min(rows, -(-(cb * width - 1) // tr))  # ... and some tile column left
+        return rows * cb - _floor_sum(rows, width, tr, 1)
 
     def tiles(self) -> list[tuple[int, int]]:
         """The tiles that hold pairs (undirected: none wholly below the diagonal)."""
         ra, cb = self.grid
         return [(a, b) for a in range(ra) for b in range(cb) if self.holds_pairs(a, b)]
+
+
+def _floor_sum(n: int, m: int, a: int, b: int) -> int:
+    """sum(floor((a * i + b) / m) for i in range(n)) for non-negative ints, in O(log m)."""
+    total = 0
+    while True:
+        if a >= m:
+            total += n * (n - 1) // 2 * (a // m)
+            a %= m
+        if b >= m:
+            total += n * (b // m)
+            b %= m
+        y_max = a * n + b
+        if y_max < m:
+            return total
+        n, b = divmod(y_max, m)
+        m, a = a, m
 
 
 def check_tile(tile: Any) -> tuple[int, int]:

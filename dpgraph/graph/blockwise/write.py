@@ -26,10 +26,10 @@ from ...ledger import PrivacyLedger
 from ...validation import check_bool
 from ..inputs import public_n
 from .cluster import run_tasks, share
-from .edges import EdgeKeys, edge_keys
+from .edges import EdgeKeys, check_keys, edge_keys
 from .graph import BlockwiseGraph
 from .location import StoreLocation
-from .reader import FORMAT, FORMAT_VERSION, _open
+from .reader import FORMAT, FORMAT_VERSION, NODE_CHUNK, _open
 from .sizing import check_resources
 from .tiles import (
     DEFAULT_TILE,
@@ -182,6 +182,12 @@ def _as_edge_keys(edges: Any, nodes: Any, directed: bool,
     if isinstance(edges, EdgeKeys):
         if edges.directed != bool(directed):
             raise ValueError("directed does not match the EdgeKeys; build them with the same flag")
+        keys = edges.keys
+        if not (isinstance(keys, np.ndarray) and keys.dtype == np.int64 and keys.ndim == 1):
+            raise TypeError("the EdgeKeys' keys are not a one-dimensional int64 array; build "
+                            "them with edge_keys() or EdgeKeys(...)")
+        # checked again where they are consumed: the sampler XORs every key into the flips
+        check_keys(keys, edges.n, edges.directed)
         return edges
     return edge_keys(edges, nodes, directed=directed, storage_options=storage_options)
 
@@ -370,7 +376,7 @@ def _create_store(loc: StoreLocation, plan: TilePlan, data: EdgeKeys, rr: RRProb
     group.create_array("adjacency", shape=(plan.n, plan.nw), chunks=(plan.tile_rows,
                                                                      plan.tile_words),
                        dtype="uint64", fill_value=0, compressors=None)
-    group.create_array("nodes", shape=(plan.n,), chunks=(min(plan.n, 1 << 20),),
+    group.create_array("nodes", shape=(plan.n,), chunks=(min(plan.n, NODE_CHUNK),),
                        dtype="int64", compressors=None)[:] = data.index.labels
     group.attrs.update({
         "format": FORMAT,

@@ -203,7 +203,7 @@ def value_degree(R: Release, nbunch: Any = None, value: Any = None,
     typed(R, "value_degree")
     phi, deg = _per_node(R, value, weights, direction)
     est = typed_count(R, deg, phi, proper)
-    nodes = R.nodes
+    nodes = R.node_index.nodes  # by position
     view = NodeEstimates(nodes, est)
     if nbunch is None:
         return view
