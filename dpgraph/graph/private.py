@@ -12,9 +12,12 @@ import numpy as np
 
 from ..core.estimators import Channel
 from ..core.probabilities import CertifiedRelease, RRProbabilities
-from . import _memory
+from . import (
+    _memory,
+    analytics,  # noqa: F401  the analytics register themselves on import
+)
 from .adjacency import Adjacency, ValuedAdjacency
-from .analytics import bind_analytics
+from .answers import bind_analytics
 from .convert import (
     blocks_to_networkx,
     csr_bytes,
@@ -25,6 +28,7 @@ from .convert import (
 )
 from .encoding import NodeIndex, pair_count
 from .io import IOMixin
+from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
 from .typed.encoding import TieValues
 
 __all__ = ["NodeView", "PrivateGraph"]

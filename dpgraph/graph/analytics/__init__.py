@@ -27,10 +27,11 @@ without bias from the same products (see :func:`triangle_statistics`).
 
 Functions here take a release (networkx style), typed on the
 :class:`~dpgraph.graph.protocol.Release` protocol; each public one is
-registered with :func:`~._shared.analytic`, and
-:class:`~dpgraph.graph.PrivateGraph` exposes every registered function as a
-method sharing its docstring and signature (``R.triangles()`` is
-``triangles(R)``).  A new analytic is one decorated function.
+registered with :func:`dpgraph.graph.answers.analytic` and returns what
+:mod:`dpgraph.graph.answers` builds; :class:`~dpgraph.graph.PrivateGraph`
+exposes every registered function as a method sharing its docstring and
+signature (``R.triangles()`` is ``triangles(R)``).  A new analytic is one
+decorated function.
 Modules: :mod:`.cuts` (cut queries), :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
 (triangles, wedges, transitivity, clustering), :mod:`.degree_stats`
 (degree moments, assortativity, degree distribution), :mod:`.partition`
@@ -41,10 +42,8 @@ interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
 and ``to_scipy_sparse``, so any backend and any binary channel works.
 """
 
-from ._shared import ANALYTICS, analytic, bind_analytics
 from .community import Communities, communities
 from .counts import (
-    NodeEstimates,
     degree,
     density,
     density_between,
@@ -73,23 +72,14 @@ from .partition import modularity
 from .synthesis import synthesize
 from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
 
-# the typed analytics (value_counts, value_degree, ...) register themselves on import
-from ..typed import estimators as _typed_estimators  # noqa: F401  isort: skip
-from ..typed import balance as _typed_balance  # noqa: F401  isort: skip
-from ..typed import reciprocity as _typed_reciprocity  # noqa: F401  isort: skip
-
 __all__ = [
-    "ANALYTICS",
     "Communities",
     "CostLimitError",
     "DegreeDistribution",
-    "NodeEstimates",
     "PlannedEstimate",
     "TrianglePlan",
     "TriangleStatistics",
-    "analytic",
     "average_clustering",
-    "bind_analytics",
     "communities",
     "cut",
     "cut_batch",

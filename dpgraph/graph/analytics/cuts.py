@@ -18,9 +18,9 @@ import numpy as np
 from ...core.estimate import Estimate
 from ...core.estimators import CountingQuery
 from ...validation import Boolean, validate_params
+from ..answers import analytic
 from ..encoding import pair_count
 from ..protocol import Release
-from ._shared import analytic
 
 __all__ = ["cut", "cut_batch", "cuts", "edges_within"]
 

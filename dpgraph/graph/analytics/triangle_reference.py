@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._numba import load_kernels
-from ._shared import _block_rows, _dense_release, _entry_map, _undirected
+from ..answers import require_undirected
+from ._shared import _block_rows, _dense_release, _entry_map
 from .motifs import TriangleStatistics
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,7 +29,7 @@ def dense_triangle_statistics(R: PrivateGraph, use_numba: bool = True) -> Triang
 
     Raises MemoryError when 3 n^2 float32 do not fit.
     """
-    _undirected(R, "triangle counting")
+    require_undirected(R, "triangle counting")
     n = R.number_of_nodes()
     z0, z1 = _entry_map(R.channel)
     dl = z1 - z0

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
-from ..analytics._shared import _undirected, analytic, finish, finish_ratio
+from ..answers import analytic, finish, finish_ratio
+from ..answers import require_undirected as _undirected
 from ..protocol import Release
 from .dense import debiased_matrix
 from .estimators import typed

@@ -24,8 +24,7 @@ import numpy as np
 from ...core.estimate import Estimate
 from ...core.estimators import Channel, histogram_estimate
 from ..adjacency import ValuedAdjacency
-from ..analytics._shared import analytic, finish, finish_ratio
-from ..analytics.counts import NodeEstimates
+from ..answers import NodeEstimates, analytic, finish, finish_ratio
 from ..protocol import Release
 from .encoding import TieValues
 
