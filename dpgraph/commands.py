@@ -75,12 +75,12 @@ def _fmt(est: Any) -> tuple[str, str, str]:
 def _demo(args: argparse.Namespace) -> int:
     import networkx as nx
 
-    import dpgraph
+    from .graph import release
 
     G, name = demo_graph(prefer_facebook=not args.builtin)
     print(f"graph: {name}")
     seed = args.seed
-    R = dpgraph.release(G, args.epsilon, seed=seed)
+    R = release(G, args.epsilon, seed=seed)
     print(f"released: {R!r}")
     print("  (seed given: reproducible stream, not for real data)" if seed is not None
           else "  (secure randomness: AES-CTR keyed from the OS)")
@@ -150,7 +150,8 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 
 # --------------------------------------------------------------------------- release
 def _release(args: argparse.Namespace) -> int:
-    import dpgraph
+    from .exceptions import SeededReleaseWarning
+    from .graph import release
 
     src = args.edgelist
     if "://" not in src and not os.path.exists(src):
@@ -176,8 +177,8 @@ def _release(args: argparse.Namespace) -> int:
     if args.ledger is not None:  # charged inside release, after validation, before sampling
         ledger = _open_ledger(args.ledger, args.budget)
     with warnings.catch_warnings():  # said once, below, in the command line's own words
-        warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
-        R = dpgraph.release(src, args.epsilon, seed=args.seed, directed=args.directed,
+        warnings.simplefilter("ignore", SeededReleaseWarning)
+        R = release(src, args.epsilon, seed=args.seed, directed=args.directed,
                             nodes=nodes, keep=args.keep, target_edges=args.target_edges,
                             ledger=ledger)
     R.save(args.output, signing_key=signing_key, name=args.name)

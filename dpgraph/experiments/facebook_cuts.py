@@ -106,9 +106,8 @@ def run(
     >>> [r["nodes"] for r in rows], rows[0]["queries"]
     ([20, 34], 5)
     """
-    import dpgraph
-
     from ..bounds import cut_upper
+    from ..graph import release
     from ..validation import check_epsilon, check_positive_int
     from ._harness import quiet_seeded
 
@@ -141,7 +140,7 @@ def run(
             rel_seq, q_seq = run_seq.spawn(2)
             rseed = None if seed is None else np.random.default_rng(rel_seq)
             with quiet_seeded():  # seeded on purpose: a reproducible figure
-                R = dpgraph.release(H, epsilon, seed=rseed)
+                R = release(H, epsilon, seed=rseed)
             qrng = np.random.default_rng(q_seq)
             perms = np.argsort(qrng.random((queries, nv)), axis=1)
             members = np.zeros((queries, nv), dtype=bool)

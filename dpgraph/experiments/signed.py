@@ -63,17 +63,17 @@ def _queries(rng: np.random.Generator, n: int, count: int) -> tuple[np.ndarray, 
 def _coverage_rows(graph_name: str, G: Any, release_kwargs: dict, truth_graph: Any, eps: float,
                    releases: int, queries: int, seed: int, bar: Any) -> list[dict]:
     """Coverage, z-scores and stds of every query kind over ``releases`` releases at ``eps``."""
-    import dpgraph
+    from ..graph import release
 
     rng = np.random.default_rng([seed, int(eps * 1000)])
     directed = truth_graph.is_directed()
     first = None
     stats: dict[str, dict[str, list]] = {k: {"hit": [], "z": [], "std": []} for k in _KINDS}
     for _r in range(releases):
-        R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed, **release_kwargs)
+        R = release(G, eps, seed=int(rng.integers(2**62)), directed=directed, **release_kwargs)
         with warnings.catch_warnings():  # the binary release drops the values on purpose
             warnings.simplefilter("ignore", DroppedAttributesWarning)
-            B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
+            B = release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
         if first is None:
             first = data.value_matrices(truth_graph, R.nodes)
         S, T = _queries(rng, R.number_of_nodes(), queries)
@@ -111,14 +111,14 @@ def _stat_row(eps: float, name: str, truth: float, est: Any) -> dict:
 def _statistics(G: Any, typed_G: Any, undirected: Any, eps: float, seed: int,
                 balance: bool) -> list[dict]:
     """Per-value counts, negative fraction, mutual ties, reciprocity and balance at ``eps``."""
-    import dpgraph
+    from ..graph import release
 
     rng = np.random.default_rng([seed, int(eps * 1000), 7])
-    R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True, edge_attr="rating",
+    R = release(G, eps, seed=int(rng.integers(2**62)), directed=True, edge_attr="rating",
                         bins=data.BINS, values=data.VALUES)
     with warnings.catch_warnings():  # the binary release drops the values on purpose
         warnings.simplefilter("ignore", DroppedAttributesWarning)
-        B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True)
+        B = release(G, eps, seed=int(rng.integers(2**62)), directed=True)
     counts = dict.fromkeys(data.VALUES, 0)
     for _, _, k in typed_G.edges(data=data.ATTR):
         counts[k] += 1
@@ -137,7 +137,7 @@ def _statistics(G: Any, typed_G: Any, undirected: Any, eps: float, seed: int,
     rows.append(_stat_row(eps, "reciprocity (binary release)", mutual["reciprocity"],
                           B.reciprocity()))
     if balance:
-        U = dpgraph.release(undirected, eps, seed=int(rng.integers(2**62)), edge_attr=data.ATTR,
+        U = release(undirected, eps, seed=int(rng.integers(2**62)), edge_attr=data.ATTR,
                             values=data.VALUES)
         truth = data.true_balance(undirected)
         bal = U.balance(signs=data.SIGNS)
