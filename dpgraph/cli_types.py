@@ -96,17 +96,18 @@ class NodeList(Sequence):
     ``len()`` costs nothing, so ``dpgraph.release`` checks the memory a
     vertex set of ``--nodes 0-99999999999`` needs before one label exists;
     iterating yields ints for integer tokens and ranges, text otherwise.
+    ``parts`` holds the tokens as parsed (labels, and ranges not yet walked).
     """
 
     def __init__(self, parts: list[Any]) -> None:
-        self._parts = parts
+        self.parts = parts
         self._len = sum(len(p) if isinstance(p, _Range) else 1 for p in parts)
 
     def __len__(self) -> int:
         return self._len
 
     def __iter__(self) -> Iterator[Any]:
-        for p in self._parts:
+        for p in self.parts:
             if isinstance(p, _Range):
                 yield from range(p.lo, p.hi + 1)
             else:
@@ -118,7 +119,7 @@ class NodeList(Sequence):
         if not -self._len <= k < self._len:
             raise IndexError(k)
         k %= self._len
-        for p in self._parts:
+        for p in self.parts:
             size = len(p) if isinstance(p, _Range) else 1
             if k < size:
                 return p.lo + k if isinstance(p, _Range) else p
@@ -231,7 +232,7 @@ def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:
                              "ambiguous")
         by_text[key] = v
     out, missing = [], 0
-    for part in wanted._parts:
+    for part in wanted.parts:
         if isinstance(part, _Range) and part.text in by_text:  # a label that looks like a range
             part = part.text
         labels = range(part.lo, part.hi + 1) if isinstance(part, _Range) else (part,)

@@ -213,7 +213,7 @@ def _at_file(spec: str | None) -> str | None:
 
 def _nodes_in_file(path: str) -> list:
     """--nodes-from-edges: every label the edge list names (integers when all are)."""
-    from .graph.edgelist import read_table_chunks, source_name
+    from .graph import read_table_chunks, source_name
 
     seen: set[bytes] = set()
     for chunk in read_table_chunks(path):
@@ -267,20 +267,20 @@ def _cut(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- signing keys
 def signing_key_file(path: str) -> Any:
     """The key of ``--signing-key FILE`` (``PREFIX.key`` of keygen); errors name the flag."""
-    from .graph.signing import signing_key
+    from .graph import signing_key
 
     return signing_key(path, "--signing-key")
 
 
 def verify_key_file(path: str | None) -> Any:
     """The key of ``--verify-key FILE`` (``PREFIX.pub`` of keygen), or None without one."""
-    from .graph.signing import verify_key
+    from .graph import verify_key
 
     return None if path is None else verify_key(path, "--verify-key")
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from .graph.signing import public_hex, verify_key, write_key_files
+    from .graph import public_hex, verify_key, write_key_files
 
     for p in (args.prefix + ".key", args.prefix + ".pub"):
         if os.path.lexists(p):  # a dangling symlink too: never write through it

@@ -162,7 +162,7 @@ def _report(args: argparse.Namespace) -> int:
         else:
             print(f" {seconds:.1f} s", file=sys.stderr, flush=True)
 
-    from .graph.signing import public_hex
+    from .graph import public_hex
 
     signer = None if key is None else public_hex(key)
     html = build_report(R, title=args.title or R.name or path.name, progress=progress,

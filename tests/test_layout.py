@@ -135,11 +135,12 @@ def test_no_module_imports_the_front_door():
 
 
 def _faces(mods: dict[str, Path]) -> set[str]:
-    """What the upper layers may import: each package's ``__init__`` directly under
-    ``dpgraph`` and each top-level module whose name has no underscore (and the
+    """What the upper layers may import: a package's ``__init__`` (but the front door)
+    and a top-level module of ``dpgraph`` whose name has no underscore (and the
     version string)."""
+    packages = {m for m, f in mods.items() if f.name == "__init__.py" and m != "dpgraph"}
     top = {m for m in mods if m.count(".") == 1 and not m.split(".")[1].startswith("_")}
-    return top | {"dpgraph._version"}
+    return packages | top | {"dpgraph._version"}
 
 
 def _layer(m: str) -> str:

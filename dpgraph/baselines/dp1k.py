@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.randomness import resolve_random
+from ..core import resolve_random
 from ..validation import check_epsilon
 
 __all__ = ["CONSTRUCTIONS", "DP1KResult", "dp1k", "normalize_histogram"]
@@ -239,7 +239,7 @@ def dp1k(G: Any, epsilon: float, seed: Any = None,
     """
     import networkx as nx
 
-    from ..graph.encoding import encode_graph
+    from ..graph import encode_graph
 
     epsilon = check_epsilon(epsilon)
     if construction not in CONSTRUCTIONS:

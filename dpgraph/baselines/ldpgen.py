@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.randomness import resolve_random
+from ..core import resolve_random
 from ..validation import check_epsilon
 
 __all__ = ["LDPGenResult", "choose_k1", "ldpgen"]
@@ -225,7 +225,7 @@ def ldpgen(G: Any, epsilon: float, seed: Any = None, k0: int = 10,
     import networkx as nx
     import scipy.sparse as sp
 
-    from ..graph.encoding import encode_graph
+    from ..graph import encode_graph
 
     epsilon = check_epsilon(epsilon)
     try:

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.core.randomness import resolve_random
+from dpgraph.core import resolve_random
 from dpgraph.validation import check_epsilon, check_positive_int
 
 __all__ = ["DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "mwem", "mwem_statistical"]

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.randomness import resolve_random
+from ..core import resolve_random
 from ..validation import check_epsilon
 
 __all__ = ["PrivGraphResult", "community_statistics", "privgraph"]
@@ -187,7 +187,7 @@ def community_statistics(G: Any, partition: Any, eps_degrees: float, eps_between
     >>> np.round(intra).astype(int).tolist(), int(round(between[0, 1]))
     ([4, 4, 4, 4, 4, 4, 4, 4, 4, 4], 1)
     """
-    from ..graph.encoding import encode_graph
+    from ..graph import encode_graph
 
     eps_degrees = check_epsilon(eps_degrees, "eps_degrees")
     eps_between = check_epsilon(eps_between, "eps_between")
@@ -309,7 +309,7 @@ def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPL
     """
     import networkx as nx
 
-    from ..graph.encoding import encode_graph
+    from ..graph import encode_graph
 
     epsilon = check_epsilon(epsilon)
     shares = _check_split(split)

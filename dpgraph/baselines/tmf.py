@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from ..core.randomness import resolve_random
+from ..core import resolve_random
 from ..validation import check_epsilon
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]
@@ -144,7 +144,8 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
     The counts (true edges passing the threshold, non-edges passing or
     filled) depend on the input graph: they are never part of a release.
     """
-    from ..graph.encoding import encode_graph, pair_count
+    from ..core import pair_count
+    from ..graph import encode_graph
 
     epsilon = check_epsilon(epsilon)
     if variant not in ("paper", "exact-topm"):

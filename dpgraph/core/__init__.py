@@ -21,6 +21,7 @@ from .estimators import (
     unbiased_estimate,
 )
 from .mechanism import MechanismE
+from .pairs import pair_count, pair_from_index, pair_index
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
@@ -46,6 +47,9 @@ __all__ = [
     "count_estimate",
     "fieller_interval",
     "histogram_estimate",
+    "pair_count",
+    "pair_from_index",
+    "pair_index",
     "project",
     "resolve_random",
     "rr_probabilities",

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.baselines.mwem import DEFAULT_T, mwem_statistical
+from dpgraph.baselines import DEFAULT_T, mwem_statistical
 from dpgraph.core import MechanismE, StatisticalQuery
 from dpgraph.experiments._harness import (
     ExperimentResult,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.baselines.mwem import DEFAULT_T, mwem
+from dpgraph.baselines import DEFAULT_T, mwem
 from dpgraph.core import MechanismE, unbiased_estimate
 from dpgraph.experiments._harness import (
     ExperimentResult,

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dpgraph.baselines.mwem import DEFAULT_PASSES, DEFAULT_T
+from dpgraph.baselines import DEFAULT_PASSES, DEFAULT_T
 from dpgraph.experiments import continuous as _continuous
 from dpgraph.experiments._harness import (
     ExperimentResult,

@@ -29,7 +29,7 @@ d_i d_j over edges, assumed degree-uncorrelated by default).
 Everything here takes public quantities only and never touches a graph.
 """
 
-from ..graph.typed.planning import typed_cut_std
+from ..graph import typed_cut_std
 from .motifs import transitivity_std, triangle_std, triangle_variance_terms
 from .plan import DEFAULT_EPSILONS, Plan, plan
 from .search import smallest_epsilon

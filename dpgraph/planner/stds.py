@@ -92,7 +92,7 @@ def _channel(epsilon: float, nodes: int = 2, directed: bool = False, keep: Any =
     rr = rr_probabilities(epsilon)
     if keep is None and target_edges is None:
         return Channel.randomized_response(rr)
-    from ..graph.sparse import subsampled_probabilities
+    from ..graph import subsampled_probabilities
 
     return subsampled_probabilities(rr, nodes, directed, keep, target_edges).channel
 
@@ -113,7 +113,7 @@ def keep_probability(nodes: int, epsilon: float, directed: bool = False, *,
     _check_subsample(keep, target_edges)
     if keep is None and target_edges is None:
         return 1.0
-    from ..graph.sparse import subsampled_probabilities
+    from ..graph import subsampled_probabilities
 
     return subsampled_probabilities(rr_probabilities(epsilon), nodes, bool(directed), keep,
                                     target_edges).keep
