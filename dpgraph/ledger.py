@@ -260,7 +260,11 @@ class PrivacyLedger:
             If the ledger file vanished, was replaced by another ledger, is
             corrupted, or its lock could not be taken.
         """
-        epsilon = check_epsilon(epsilon, "epsilon")
+        return self._charge(check_epsilon(epsilon, "epsilon"), label)
+
+    def _charge(self, epsilon: float, label: str | None) -> LedgerEntry:
+        """:meth:`charge` with an epsilon validated already (the release transaction's path,
+        so that one release validates epsilon once)."""
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         book = self._book
