@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .validation import check_regular_file
 
 __all__ = [
     "RELEASE_FILE_HELP",
@@ -135,12 +136,7 @@ _RANGE = re.compile(r"(-?[0-9]+)-(-?[0-9]+)\Z")
 
 
 def _read_node_file(path: str, flag: str) -> list[str]:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ValueError(f"{flag}: cannot read node file {path} ({exc.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{flag}: node file {path} is not a regular file")
+    st = check_regular_file(path, f"{flag}: node file {path}", missing=ValueError)
     if st.st_size > MAX_NODE_FILE_BYTES:
         raise ValueError(f"{flag}: node file {path} is larger than "
                          f"{MAX_NODE_FILE_BYTES >> 20} MiB")

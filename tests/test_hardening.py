@@ -345,6 +345,11 @@ def test_non_float_epsilons_are_certified_for_at_most_their_exact_value():
     lambda: dpgraph.PrivacyLedger(total_epsilon=10**400),
     lambda: dpgraph.plan(100, 10**400),
     lambda: dpgraph.plan(100, target_std=10**400),
+    lambda: dpgraph.plan(10**400, 1.0),
+    lambda: dpgraph.plan(100, 1.0, keep=10**400),
+    lambda: dpgraph.plan(100, 1.0, edges=10**400),
+    lambda: dpgraph.planner.count_std(10**400, 1.0),
+    lambda: dpgraph.planner.triangle_std(10**400, 1.0, edges=10),
 ])
 def test_huge_integers_are_value_errors(call):
     with pytest.raises(ValueError):

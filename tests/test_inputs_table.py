@@ -256,12 +256,13 @@ def test_cli_release_calls_dpgraph_release_with_the_path(tmp_path, monkeypatch, 
     path.write_text("0 1\n1 2\n")
     seen = {}
     real = dpgraph.release
+    assert dpgraph.graph.release is real  # the command line takes it from the graph face
 
     def spy(G, epsilon, seed=None, **kwargs):
         seen.update(G=G, nodes=kwargs["nodes"])
         return real(G, epsilon, seed=seed, **kwargs)
 
-    monkeypatch.setattr(dpgraph, "release", spy)
+    monkeypatch.setattr(dpgraph.graph, "release", spy)
     out = tmp_path / "r.dpg"
     assert cli.main(["release", str(path), "-e", "1", "-o", str(out), "--nodes", "0-4"]) == 0
     assert seen["G"] == str(path) and len(seen["nodes"]) == 5

@@ -120,7 +120,7 @@ def test_plain_update_is_not_a_single_replay():
 
 
 def test_update_validation():
-    with pytest.raises(ValueError, match="update must be 'plain' or 'replay'"):
+    with pytest.raises(ValueError, match="update must be one of 'plain', 'replay'"):
         mwem(np.ones(3), np.eye(3), 1.0, update="textbook")
     with pytest.raises(ValueError, match="applies to update='replay' only"):
         mwem(np.ones(3), np.eye(3), 1.0, update="plain", passes=3)

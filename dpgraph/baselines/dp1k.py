@@ -55,13 +55,14 @@ a certified sampler.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..core import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Interval, Optional, Options, validate_params
 
 __all__ = ["CONSTRUCTIONS", "DP1KResult", "dp1k", "normalize_histogram"]
 
@@ -205,6 +206,8 @@ def _configuration(deg: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarra
     return r, c, int(stubs.size - 2 * codes.size)
 
 
+@validate_params(epsilon=Epsilon(), construction=Options(*CONSTRUCTIONS),
+                 threshold=Optional(Interval(numbers.Real, 0, None, example="10")))
 def dp1k(G: Any, epsilon: float, seed: Any = None,
          construction: str = "havel-hakimi", threshold: float | None = None) -> DP1KResult:
     """Release a synthetic graph from a noisy degree histogram (DP-1K, edge-DP).
@@ -241,9 +244,6 @@ def dp1k(G: Any, epsilon: float, seed: Any = None,
 
     from ..graph import encode_graph
 
-    epsilon = check_epsilon(epsilon)
-    if construction not in CONSTRUCTIONS:
-        raise ValueError(f"construction must be one of {CONSTRUCTIONS}, got {construction!r}")
     enc = encode_graph(G, directed=False)
     n = enc.n
     rng = resolve_random(seed).generator()
@@ -253,8 +253,6 @@ def dp1k(G: Any, epsilon: float, seed: Any = None,
     noisy = hist + rng.laplace(0.0, b, size=n)
     if threshold is None:
         threshold = b * np.log(10.0 * max(n, 1))
-    elif not (np.isfinite(threshold) and threshold >= 0):
-        raise ValueError(f"threshold must be a finite number >= 0 or None, got {threshold!r}")
     counts = normalize_histogram(np.where(noisy >= threshold, noisy, 0.0), n)
     if n and counts.sum() == 0:
         counts[0] = n  # no bin above the noise: n isolated nodes

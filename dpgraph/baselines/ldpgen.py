@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..core import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Integer, Optional, validate_params
 
 __all__ = ["LDPGenResult", "choose_k1", "ldpgen"]
 
@@ -191,6 +191,7 @@ def _generate(X: np.ndarray, lab: np.ndarray, rng: np.random.Generator,
     return got
 
 
+@validate_params(epsilon=Epsilon(), k0=Integer(minimum=1), k1=Optional(Integer(minimum=1)))
 def ldpgen(G: Any, epsilon: float, seed: Any = None, k0: int = 10,
            split: Any = DEFAULT_SPLIT, k1: int | None = None) -> LDPGenResult:
     """Generate a synthetic graph with LDPGen (edge local DP, two rounds).
@@ -227,17 +228,12 @@ def ldpgen(G: Any, epsilon: float, seed: Any = None, k0: int = 10,
 
     from ..graph import encode_graph
 
-    epsilon = check_epsilon(epsilon)
     try:
         shares = tuple(float(s) for s in split)
     except TypeError:
         raise TypeError("split must be a pair of positive shares (round 1, round 2)") from None
     if len(shares) != 2 or not all(np.isfinite(s) and s > 0 for s in shares):
         raise ValueError(f"split must be 2 positive finite shares (round 1, round 2), got {split!r}")
-    if isinstance(k0, (bool, np.bool_)) or int(k0) != k0 or k0 < 1:
-        raise ValueError(f"k0 must be an int >= 1, got {k0!r}")
-    if k1 is not None and (isinstance(k1, (bool, np.bool_)) or int(k1) != k1 or k1 < 1):
-        raise ValueError(f"k1 must be None or an int >= 1, got {k1!r}")
     eps1 = epsilon * shares[0] / sum(shares)
     eps2 = epsilon - eps1
     enc = encode_graph(G, directed=False)

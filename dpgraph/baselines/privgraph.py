@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ..core import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Integer, validate_params
 
 __all__ = ["PrivGraphResult", "community_statistics", "privgraph"]
 
@@ -153,6 +153,7 @@ def _detect(A: Any, n: int, eps_init: float, eps_adjust: float, group_size: int,
     return lab
 
 
+@validate_params(eps_degrees=Epsilon(), eps_between=Epsilon())
 def community_statistics(G: Any, partition: Any, eps_degrees: float, eps_between: float,
                          seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Phase 2 of PrivGraph for a given partition: noisy, unrounded statistics.
@@ -189,8 +190,6 @@ def community_statistics(G: Any, partition: Any, eps_degrees: float, eps_between
     """
     from ..graph import encode_graph
 
-    eps_degrees = check_epsilon(eps_degrees, "eps_degrees")
-    eps_between = check_epsilon(eps_between, "eps_between")
     enc = encode_graph(G, directed=False)
     lab = _labels(enc, partition)
     rng = resolve_random(seed).generator()
@@ -276,6 +275,7 @@ def _reconstruct(n: int, lab: np.ndarray, intra: np.ndarray, between: np.ndarray
     return np.unique(np.concatenate(codes))
 
 
+@validate_params(epsilon=Epsilon(), group_size=Integer(minimum=1))
 def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPLIT,
               group_size: int = 20) -> PrivGraphResult:
     """Release a synthetic graph with PrivGraph at privacy level epsilon (edge-DP).
@@ -311,10 +311,7 @@ def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPL
 
     from ..graph import encode_graph
 
-    epsilon = check_epsilon(epsilon)
     shares = _check_split(split)
-    if isinstance(group_size, (bool, np.bool_)) or int(group_size) != group_size or group_size < 1:
-        raise ValueError(f"group_size must be an int >= 1, got {group_size!r}")
     enc = encode_graph(G, directed=False)
     n = enc.n
     budget = dict(zip(("init", "adjust", "degrees", "between"), (s * epsilon for s in shares)))

@@ -45,6 +45,7 @@ from the core's random source, not a certified sampler.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,7 @@ import numpy as np
 import scipy.stats
 
 from ..core import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Interval, Options, validate_params
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]
 
@@ -101,6 +102,8 @@ def tmf_threshold(n_pairs: float, m_tilde: float, eps_cells: float) -> float:
     return float(np.log(ratio / 2.0 + (np.exp(eps_cells) - 1.0) / 2.0) / eps_cells)
 
 
+@validate_params(epsilon=Epsilon(), variant=Options("paper", "exact-topm"),
+                 count_fraction=Interval(numbers.Real, 0, 1, closed="neither", example="0.5"))
 def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
         variant: str = "paper") -> TmFResult:
     """Release a synthetic graph with TmF at privacy level epsilon (edge-DP).
@@ -143,15 +146,11 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
 
     The counts (true edges passing the threshold, non-edges passing or
     filled) depend on the input graph: they are never part of a release.
+    The arguments are declared by :func:`tmf`.
     """
     from ..core import pair_count
     from ..graph import encode_graph
 
-    epsilon = check_epsilon(epsilon)
-    if variant not in ("paper", "exact-topm"):
-        raise ValueError(f"variant must be 'paper' or 'exact-topm', got {variant!r}")
-    if not (0.0 < float(count_fraction) < 1.0):
-        raise ValueError(f"count_fraction must be in (0, 1), got {count_fraction!r}")
     enc = encode_graph(G, directed=False)
     n = enc.n
     N = pair_count(n, False)

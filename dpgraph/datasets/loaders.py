@@ -14,6 +14,7 @@ from typing import Any, Union
 import numpy as np
 
 from ..graph.edgelist import int_column, read_table_chunks
+from ..validation import Boolean, Integer, Options, validate_params
 from .registry import REGISTRY, available, fetch  # noqa: F401 (available: used by the doctests)
 
 __all__ = [
@@ -69,6 +70,7 @@ def _resolve_source(path_or_name: Any, arg: str) -> tuple[Path, str]:
 # --------------------------------------------------------------------------- graphs
 
 
+@validate_params(directed=Boolean(), self_loops=Options("error", "drop"))
 def snap_edgelist(
     path_or_name: PathLike, directed: bool = False, self_loops: str = "error"
 ) -> Any:
@@ -112,10 +114,6 @@ def snap_edgelist(
     """
     import networkx as nx
 
-    if self_loops not in ("error", "drop"):
-        raise ValueError(f"self_loops must be 'error' or 'drop', got {self_loops!r}")
-    if not isinstance(directed, (bool, np.bool_)):
-        raise TypeError(f"directed must be a bool, got {type(directed).__name__}")
     path, label = _resolve_source(path_or_name, "path_or_name")
     edges, lines = _int_table(path, label, 2)
     if (edges < 0).any():
@@ -241,6 +239,7 @@ def bitcoin_alpha() -> Any:
     return G
 
 
+@validate_params(departments=Boolean())
 def email_eu_core(departments: bool = False) -> Any:
     """Load SNAP email-Eu-core as an undirected ``networkx.Graph``.
 
@@ -275,8 +274,6 @@ def email_eu_core(departments: bool = False) -> Any:
     """
     import networkx as nx
 
-    if not isinstance(departments, (bool, np.bool_)):
-        raise TypeError(f"departments must be a bool, got {type(departments).__name__}")
     D = snap_edgelist("email-eu-core", directed=True, self_loops="drop")
     path = fetch("email-eu-core-departments")
     table, _ = _int_table(path, path.name, 2, exact=True)
@@ -335,6 +332,7 @@ class Ratings:
         )
 
 
+@validate_params(max_rating=Integer(minimum=2))
 def read_ratings(path: PathLike, max_rating: int = 5) -> Ratings:
     """Read a MovieLens-style ratings file: ``user item rating timestamp`` per line.
 
@@ -364,10 +362,6 @@ def read_ratings(path: PathLike, max_rating: int = 5) -> Ratings:
     >>> r.rating.tolist()
     [5, 3]
     """
-    if isinstance(max_rating, (bool, np.bool_)) or not isinstance(max_rating, (int, np.integer)):
-        raise TypeError(f"max_rating must be an int, got {type(max_rating).__name__}")
-    if max_rating < 2:
-        raise ValueError(f"max_rating must be >= 2, got {max_rating}")
     path, label = _resolve_source(path, "path")
     table, lines = _int_table(path, label, 4, exact=True)
     if table.shape[0] == 0:
@@ -416,6 +410,7 @@ def movielens_100k() -> Ratings:
     return read_ratings(fetch("movielens-100k"), max_rating=5)
 
 
+@validate_params(min_shared=Integer(minimum=1))
 def movielens_cofans(min_shared: int = 5) -> Any:
     """MovieLens 100K users as a graph: linked when both gave five stars to enough common movies.
 
@@ -441,9 +436,6 @@ def movielens_cofans(min_shared: int = 5) -> Any:
     import networkx as nx
     import scipy.sparse as sp
 
-    if isinstance(min_shared, (bool, np.bool_)) or not isinstance(min_shared, (int, np.integer)) \
-            or min_shared < 1:
-        raise ValueError(f"min_shared must be a positive integer, got {min_shared!r}")
     r = movielens_100k()
     users = np.unique(r.user)
     u = np.searchsorted(users, r.user)

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import gzip
 import os
-import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from .._files import check_regular_file
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
@@ -85,21 +86,6 @@ def source_name(path: Any) -> str:
     return text if "://" in text else os.path.basename(text) or text
 
 
-def _check_local(path: str) -> None:
-    """Refuse before opening: a missing path, a directory, a FIFO or a device."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"edge list {path!r} does not exist") from None
-    except OSError as exc:
-        raise ValueError(f"edge list {path!r} cannot be read: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"edge list {path!r} is a directory; pass the path of a text file")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"edge list {path!r} is not a regular file (a FIFO, socket or "
-                         "device); write it to a file first")
-
-
 class open_text_source:
     """Open a local path or fsspec URL for binary reading, un-gzipped when it is gzip.
 
@@ -121,7 +107,8 @@ class open_text_source:
 
             self._raw = fsspec.open(self.path, "rb", **self.storage_options).open()
         else:
-            _check_local(self.path)
+            # refused before opening: a missing path, a directory, a FIFO or a device
+            check_regular_file(self.path, f"edge list {self.path!r}")
             self._raw = open(self.path, "rb")
         head = self._raw.read(2)
         self._raw.seek(0)

@@ -45,14 +45,15 @@ import json
 import math
 import os
 import re
-import stat
 import struct
 import sys
-import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
 import numpy as np
+
+from .._files import check_regular_file, remove_leftovers, write_atomic
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "read_release"]
 
@@ -257,63 +258,23 @@ class IOMixin:
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
         if path.is_dir():
             raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
-        _remove_leftovers(folder, path.name)
-        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path.name) + f"{os.getpid()}-",
-                                   dir=folder)
+        remove_leftovers(path)
+
+        def parts() -> Iterator[Any]:
+            for part in (prefix, head, memoryview(payload).cast("B")):
+                digest.update(part)
+                yield part
+            yield digest.digest()
+            if sk is not None:
+                yield signing.sign_digest(sk, digest.digest())
+
         failed = None
         try:
-            with os.fdopen(fd, "wb") as fh:
-                for part in (prefix, head, memoryview(payload).cast("B")):
-                    digest.update(part)
-                    fh.write(part)
-                fh.write(digest.digest())
-                if sk is not None:
-                    fh.write(signing.sign_digest(sk, digest.digest()))
-            os.replace(tmp, path)
+            write_atomic(path, parts())
         except OSError as exc:
             failed = exc.strerror or type(exc).__name__
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        if failed is not None:
+        if failed is not None:  # raised here: the error names the path, not the temporary file
             raise OSError(f"cannot save to {path}: {failed}")
-
-
-def _tmp_prefix(name: str) -> str:
-    return f".{name}.dpgraph-tmp-"
-
-
-def _remove_leftovers(folder: Path, name: str) -> None:
-    """Remove the temporary files of a killed save of ``name`` (their process is gone).
-
-    A temporary file is ``.NAME.dpgraph-tmp-PID-XXXX``: one whose process
-    still runs (a concurrent save) is left alone.
-    """
-    prefix = _tmp_prefix(name)
-    try:
-        names = [f for f in os.listdir(folder) if f.startswith(prefix)]
-    except OSError:
-        return
-    for f in names:
-        pid = f[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        try:
-            os.unlink(folder / f)
-        except OSError:
-            pass
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # another user's process, or unknown: keep its file
-    return True
 
 
 # --------------------------------------------------------------------------- load
@@ -341,28 +302,17 @@ def _check_name(name: Any, where: str) -> str | None:
 def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     """Read and check a release file; :func:`dpgraph.load` builds the PrivateGraph.
 
-    Every check of :func:`dpgraph.load` happens here (see its docstring); the
-    result holds nothing that the file did not certify.
+    Every check of :func:`dpgraph.load` happens here (see its docstring; ``path``
+    is declared there); the result holds nothing that the file did not certify.
     """
     from .. import _safejson
     from ..core.probabilities import rr_probabilities
     from . import signing
     from .encoding import NodeIndex
 
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"{path} is a directory, not a dpgraph file")
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open forever
-        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device), not a "
-                         "dpgraph file")
-    size = st.st_size
+    size = check_regular_file(path, str(path)).st_size  # a FIFO would block the open forever
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:

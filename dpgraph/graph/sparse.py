@@ -49,7 +49,7 @@ from ..core.estimators import Channel
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_positions
-from ..validation import check_probability
+from ..validation import Integer, Optional, Probability, validate_params
 from .adjacency import AdjacencyBase, _as_block
 from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
 
@@ -127,6 +127,8 @@ class SubsampledProbabilities:
         )
 
 
+@validate_params(keep=Optional(Probability(example="0.01")),
+                 target_edges=Optional(Integer(minimum=1)))
 def subsampled_probabilities(
     rr: RRProbabilities,
     n: int,
@@ -162,17 +164,11 @@ def subsampled_probabilities(
     >>> sp.keep, float(sp.alpha + sp.beta)
     (0.5, 0.5)
     """
-    if keep is not None and target_edges is not None:
-        raise ValueError("pass either keep= or target_edges=, not both")
+    if (keep is None) == (target_edges is None):
+        raise ValueError("pass either keep= or target_edges= (one of them)")
     if target_edges is not None:
-        if isinstance(target_edges, (bool, np.bool_)) or not isinstance(target_edges, Integral):
-            raise TypeError(
-                f"target_edges must be an integer number of edges, got {type(target_edges).__name__}"
-            )
-        target = int(target_edges)
+        target = target_edges
         dense = Fraction(rr.flip_numerator, _TWO64) * pair_count(n, directed)
-        if target < 1:
-            raise ValueError(f"target_edges must be >= 1, got {target}")
         if target > dense:
             raise ValueError(
                 f"target_edges={target} is larger than the dense release would give "
@@ -181,7 +177,7 @@ def subsampled_probabilities(
             )
         s = Fraction(target) / dense
     else:
-        s = Fraction(check_probability(keep, "keep", example="0.01"))
+        s = Fraction(keep)
     k = round(s * _TWO64)
     if k < 1:
         raise ValueError(
@@ -313,6 +309,7 @@ class SparseAdjacency(AdjacencyBase):
     #: payload kind of the dpgraph file format (see :mod:`dpgraph.graph.sparse_io`)
     file_kind = "sparse"
 
+    @validate_params(keep_numerator=Integer(minimum=1, maximum=_TWO64))
     def __init__(self, indptr: np.ndarray, indices: np.ndarray, n: int, directed: bool,
                  keep_numerator: int = _TWO64) -> None:
         indptr = np.asarray(indptr)
@@ -323,10 +320,7 @@ class SparseAdjacency(AdjacencyBase):
             raise ValueError("indices must be a 1-d int32 or int64 array")
         if indptr[0] != 0 or indptr[-1] != indices.size:
             raise ValueError("indptr must start at 0 and end at len(indices)")
-        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
-                or not 1 <= int(keep_numerator) <= _TWO64:
-            raise ValueError("keep_numerator must be an integer in 1..2^64")
-        self.keep_numerator = int(keep_numerator)
+        self.keep_numerator = keep_numerator
         self.indptr = indptr
         self.indices = indices
         self.n = int(n)

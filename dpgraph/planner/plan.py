@@ -8,17 +8,19 @@ from typing import Any
 
 import numpy as np
 
+from ..core import pair_count as _pairs
 from ..core import rr_probabilities
-from ..validation import check_bool
+from ..validation import Boolean, Optional, Options, validate_params
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon
 from .stds import (
+    ASSUMED,
+    KEEP,
+    NODES,
+    POSITIVE,
+    TARGET_EDGES,
     _check_sides,
     _check_subsample,
-    _int,
-    _nonneg,
-    _pairs,
-    _positive,
     cut_std,
     degree_std,
     keep_probability,
@@ -205,6 +207,11 @@ def _std_function(nodes: int, directed: bool, sides: Any, a: dict, statistic: st
     )
 
 
+@validate_params(nodes=NODES, directed=Boolean(), statistic=Optional(Options(*_STATISTICS)),
+                 target_std=Optional(POSITIVE), target_relative_error=Optional(POSITIVE),
+                 **dict.fromkeys(("cut", "edges", "triangles", "transitivity", "wedges",
+                                  "four_cycles"), Optional(ASSUMED)),
+                 keep=KEEP, target_edges=TARGET_EDGES)
 def plan(
     nodes: int,
     epsilon: float | None = None,
@@ -273,10 +280,6 @@ def plan(
     >>> f"{s.stds['number_of_edges']:.3g} vs {s.full_release_stds()['number_of_edges']:.3g}"
     '2.68e+06 vs 3.39e+04'
     """
-    nodes = _int(nodes, "nodes", 2)
-    directed = check_bool(directed, "directed")  # "no" would be read as True
-    if statistic is not None and statistic not in _STATISTICS:
-        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     sides = None if sides is None else _check_sides(sides, nodes)
     _check_subsample(keep, target_edges)
     subsample = ({"keep": float(keep)} if keep is not None else
@@ -285,7 +288,7 @@ def plan(
     for key, val in (("cut", cut), ("edges", edges), ("triangles", triangles),
                      ("transitivity", transitivity), ("wedges", wedges), ("four_cycles", four_cycles)):
         if val is not None:
-            assumptions[key] = _nonneg(val, key)
+            assumptions[key] = val
     if cut is not None and sides is not None and assumptions["cut"] > sides[0] * sides[1]:
         raise ValueError(f"cut={cut:g} exceeds the |S||T| = {sides[0] * sides[1]} pairs of the sides")
     if target_std is not None and target_relative_error is not None:
@@ -297,11 +300,11 @@ def plan(
         stat = statistic or ("cut" if sides is not None else "number_of_edges")
         fn = _std_function(nodes, directed, sides, assumptions, stat, subsample)
         if target_std is not None:
-            goal = _positive(target_std, "target_std")
+            goal = target_std
             epsilon = smallest_epsilon(fn, goal, "target_std")
             target = {"statistic": stat, "target_std": goal}
         else:
-            rel = _positive(target_relative_error, "target_relative_error")
+            rel = target_relative_error
             key = {"cut": "cut", "number_of_edges": "edges", "triangles": "triangles",
                    "transitivity": "transitivity"}.get(stat)
             value = assumptions.get(key) if key else None

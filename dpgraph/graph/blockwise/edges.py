@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ...validation import Boolean, validate_params
 from ..edgelist import DEFAULT_CHUNK_BYTES
 from ..encoding import NodeIndex
 from ..inputs import ReadOptions, check_pairs, stream_input
@@ -112,6 +113,7 @@ def _integer_index(index: NodeIndex) -> NodeIndex:
     return NodeIndex.from_integers(np.asarray([int(v) for v in nodes], dtype=np.int64))
 
 
+@validate_params(directed=Boolean())
 def edge_keys(G: Any, nodes: Any = None, *, directed: bool = False,
               chunk_bytes: int = DEFAULT_CHUNK_BYTES,
               storage_options: dict | None = None) -> EdgeKeys:
@@ -150,10 +152,6 @@ def edge_keys(G: Any, nodes: Any = None, *, directed: bool = False,
     >>> edge_keys(nx.path_graph(3)).keys.tolist()
     [1, 5]
     """
-    if isinstance(directed, (bool, np.bool_)):
-        directed = bool(directed)
-    else:
-        raise TypeError(f"directed must be True or False, got {type(directed).__name__}")
     stream = stream_input(G, nodes, directed,
                           options=ReadOptions(int(chunk_bytes), storage_options, compact=True))
     index = _integer_index(stream.index)
