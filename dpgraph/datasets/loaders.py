@@ -32,7 +32,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _int_table(path: Path, label: str, columns: int, exact: bool = False,
-               ) -> tuple[np.ndarray, np.ndarray]:
+               delimiter: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The first ``columns`` integer columns of a file and the line of every row.
 
     Read through dpgraph's one edge-list reader
@@ -40,7 +40,7 @@ def _int_table(path: Path, label: str, columns: int, exact: bool = False,
     comment lines, gzip, line numbers in errors, never content).
     """
     tables, lines = [], []
-    for chunk in read_table_chunks(path, columns=columns, exact=exact):
+    for chunk in read_table_chunks(path, columns=columns, exact=exact, delimiter=delimiter):
         tables.append(np.column_stack([int_column(c, chunk.lines, label)
                                        for c in chunk.columns]))
         lines.append(chunk.lines)
@@ -162,36 +162,6 @@ def facebook() -> Any:
     return G
 
 
-def _csv_int_table(path: Path, columns: int, source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Integer rows of a comma-separated file (plain or gzip) and their line numbers.
-
-    Errors name the line, never its content.
-    """
-    import gzip
-
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    try:
-        if gz:
-            with gzip.open(path, "rb") as fh:
-                data = fh.read()
-        else:
-            data = Path(path).read_bytes()
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"could not read {source}: {type(exc).__name__}") from None
-    lines = np.array(data.replace(b"\r", b"").split(b"\n"))
-    numbers = np.arange(1, lines.size + 1)
-    keep = np.char.str_len(lines) > 0
-    lines, numbers = lines[keep], numbers[keep]
-    bad = np.flatnonzero(np.char.count(lines, b",") != columns - 1)
-    if bad.size:
-        raise ValueError(f"{source}, line {int(numbers[bad[0]])}: expected {columns} "
-                         "comma-separated columns")
-    tokens = np.array(b",".join(lines).split(b",")) if lines.size else np.zeros(0, dtype="S1")
-    values = int_column(tokens, np.repeat(numbers, columns), source)
-    return values.reshape(-1, columns), numbers
-
-
 def bitcoin_alpha() -> Any:
     """Load SNAP Bitcoin Alpha, a signed, weighted trust network, as a ``networkx.DiGraph``.
 
@@ -224,7 +194,7 @@ def bitcoin_alpha() -> Any:
     import networkx as nx
 
     path, source = _resolve_source("bitcoin-alpha", "bitcoin_alpha")
-    table, lines = _csv_int_table(path, 4, source)
+    table, lines = _int_table(path, source, 4, exact=True, delimiter=",")
     u, v, rating, time = (table[:, k] for k in range(4))
     bad = np.flatnonzero((u == v) | (rating == 0) | (np.abs(rating) > 10))
     if bad.size:
