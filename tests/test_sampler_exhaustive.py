@@ -22,10 +22,11 @@ import math
 
 import numpy as np
 import pytest
+from _samplers import flip_mask
 
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import RandomSource
-from dpgraph.core.sampling import bernoulli_words, flip_mask, rr_sample
+from dpgraph.core.sampling import bernoulli_words, rr_sample
 
 M_BITS = 12
 T = np.arange(1 << M_BITS, dtype=np.uint64)

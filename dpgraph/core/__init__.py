@@ -6,6 +6,7 @@ database of its vertex pairs (K = 2) and a cut query is a statistical query.
 
 from .estimate import (
     RESOLVED_FRACTION,
+    Z95,
     BoundInterval,
     Estimate,
     FiellerInterval,
@@ -30,6 +31,7 @@ from .universe import Universe
 
 __all__ = [
     "RESOLVED_FRACTION",
+    "Z95",
     "BoundInterval",
     "Channel",
     "CountingQuery",

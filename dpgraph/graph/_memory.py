@@ -65,7 +65,8 @@ def available_memory() -> int:
     return max(0, avail)
 
 
-def _gib(nbytes: int) -> str:
+def gib(nbytes: float) -> str:
+    """``nbytes`` in GiB with two decimals, e.g. ``'27.94 GiB'``."""
     return f"{nbytes / 2**30:,.2f} GiB"
 
 
@@ -76,7 +77,7 @@ def check_fits(nbytes: int, what: str) -> None:
     avail = available_memory()
     if nbytes > avail:
         raise MemoryError(
-            f"{what} needs {_gib(nbytes)} of memory but only {_gib(avail)} is available; "
+            f"{what} needs {gib(nbytes)} of memory but only {gib(avail)} is available; "
             "use a machine with more memory or a sparse (keep=) or blockwise release"
         )
 
@@ -117,11 +118,6 @@ def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
 # ---------------------------------------------------------------------------
 # what a call costs, and what to do instead
 # ---------------------------------------------------------------------------
-def gib(nbytes: float) -> str:
-    """``nbytes`` in GiB with two decimals, e.g. ``'27.94 GiB'``."""
-    return f"{nbytes / 2**30:,.2f} GiB"
-
-
 #: The kinds of release (:func:`release_kind`).
 KINDS = ("dense", "sparse", "blockwise")
 

@@ -54,6 +54,8 @@ from typing import Any, NamedTuple, Union
 import numpy as np
 
 from .._files import check_regular_file, remove_leftovers, write_atomic
+from .sparse_io import sparse_payload, sparse_read
+from .typed.typed_io import header_tie_values, typed_payload, typed_read
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "read_release"]
 
@@ -111,10 +113,6 @@ def _is_number(x: Any) -> bool:
     return type(x) in (int, float)
 
 
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"file header contains {token}, which save never writes")
-
-
 # --------------------------------------------------------------------------- kinds
 def _packed_payload(adj: Any) -> tuple[dict, np.ndarray]:
     words = np.ascontiguousarray(adj.words)
@@ -140,15 +138,11 @@ def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
 
 
 #: kind -> (writer, reader) of the payload.
-KINDS: dict[str, tuple[Any, Any]] = {"packed": (_packed_payload, _packed_read)}
-
-from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io uses the helpers above)
-
-KINDS["sparse"] = (sparse_payload, sparse_read)
-
-from .typed.typed_io import header_tie_values, typed_payload, typed_read  # noqa: E402
-
-KINDS["typed"] = (typed_payload, typed_read)
+KINDS: dict[str, tuple[Any, Any]] = {
+    "packed": (_packed_payload, _packed_read),
+    "sparse": (sparse_payload, sparse_read),
+    "typed": (typed_payload, typed_read),
+}
 
 
 def _kind_of(adj: Any) -> str:

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core import Z95, rr_probabilities
 from ..core import pair_count as _pairs
-from ..core import rr_probabilities
 from ..validation import Boolean, Optional, Options, validate_params
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon
@@ -32,7 +32,6 @@ __all__ = ["DEFAULT_EPSILONS", "Plan", "plan"]
 #: The epsilon grid of the planner's table and plot when none is given.
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
-_Z95 = 1.959963984540054  # the 95% normal quantile of "resolved"
 _STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
 
 
@@ -101,7 +100,7 @@ class Plan:
         >>> f"{p.smallest_resolvable()['number_of_edges']:.3g}"
         '1.05e+07'
         """
-        return {k: 2 * _Z95 * v for k, v in self.stds.items() if k != "transitivity"}
+        return {k: 2 * Z95 * v for k, v in self.stds.items() if k != "transitivity"}
 
     def expected_released_edges(self) -> float:
         """Expected edges of the release: s (p' N + (1 - 2p') m), m the assumed edges (else 0)."""

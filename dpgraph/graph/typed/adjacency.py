@@ -218,11 +218,6 @@ class TypedAdjacency(AdjacencyBase):
             out |= ((w >> shift) & np.uint64(1)).astype(np.int64) << k
         return out
 
-    def valued_edge_array(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Positions (rows, cols) and value index of every released tie, row-major."""
-        r, c = self.edge_array()
-        return r, c, self.edge_values(r, c)
-
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return f"TypedAdjacency({kind}, n={self.n}, K={self.K})"

@@ -83,9 +83,6 @@ class _Products:
             self._P[key] = X @ Y
         return self._P[key]
 
-    def mat(self, x: tuple) -> np.ndarray:
-        return self.Z[x[0]] if len(x) == 1 else self.E(*x)
-
 
 def _value(P: _Products, w: dict) -> float:
     return sum(c * float(np.sum(P.prod((a,), (b,)) * P.Z[g])) for (a, b, g), c in w.items()) / 6.0

@@ -96,11 +96,6 @@ class TieValues:
         raise ValueError(f"{name} is not one of the {len(self.values)} declared tie values of this "
                          f"release; pick one of R.tie_values.values")
 
-    def to_json(self) -> dict:
-        """The public description written into a release file."""
-        return {"edge_attr": self.edge_attr, "values": list(self.values),
-                "bins": None if self.bins is None else [float(b) for b in self.bins]}
-
     def __repr__(self) -> str:
         shown = ", ".join(repr(v) for v in self.values[:6]) + (", ..." if len(self.values) > 6 else "")
         return f"TieValues(edge_attr={self.edge_attr!r}, values=[{shown}], K={self.K})"

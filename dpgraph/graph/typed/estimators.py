@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -30,16 +30,6 @@ from .encoding import TieValues
 
 __all__ = ["row_function", "typed_count", "value_counts", "value_degree", "value_fraction",
            "value_volume"]
-
-
-class TypedRelease(Release, Protocol):
-    """A typed release as its estimators see it (``PrivateGraph`` with ``tie_values``)."""
-
-    @property
-    def tie_values(self) -> TieValues: ...
-
-    @property
-    def typed_channel(self) -> Channel: ...
 
 
 def typed(R: Any, what: str) -> TieValues:
