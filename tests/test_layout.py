@@ -174,6 +174,30 @@ def test_upper_layers_import_faces_and_public_names_only():
     assert bad == []
 
 
+def test_no_module_is_shadowed_by_a_name_its_package_binds():
+    """A module named like a function its package exports (``baselines.tmf``) would be
+    reachable only through ``importlib``; module names say what they hold instead."""
+    import importlib
+    import pkgutil
+    import types
+
+    import dpgraph
+
+    shadowed = []
+    for info in pkgutil.walk_packages(dpgraph.__path__, "dpgraph."):
+        if not info.ispkg:
+            continue
+        try:
+            pkg = importlib.import_module(info.name)
+        except ImportError:  # an optional dependency
+            continue
+        for sub in pkgutil.iter_modules(pkg.__path__):
+            bound = getattr(pkg, sub.name, None)
+            if bound is not None and not isinstance(bound, types.ModuleType):
+                shadowed.append(f"{info.name}.{sub.name}")
+X
+
+
 def test_every_upper_layer_is_known():
     names = {p.name for p in PACKAGE.iterdir() if not p.name.startswith((".", "_"))}
     assert set(UPPER) <= names

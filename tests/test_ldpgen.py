@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from dpgraph.baselines import ldpgen
-from dpgraph.baselines.ldpgen import choose_k1
+from dpgraph.baselines.local_generation import choose_k1
 
 
 def _degree_vectors(G, lab):

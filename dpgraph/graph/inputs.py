@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any, Union
 import networkx as nx
 import numpy as np
 
+from ..core.pairs import pair_index
 from ..exceptions import DroppedAttributesWarning
 from .edgelist import DEFAULT_CHUNK_BYTES, int_column, read_table_chunks, source_name
-from .encoding import EncodedGraph, NodeIndex, canonical_node_order, encode_graph, pair_index
+from .encoding import EncodedGraph, NodeIndex, canonical_node_order, encode_graph
 
 if TYPE_CHECKING:
     import scipy.sparse

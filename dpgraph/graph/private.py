@@ -11,6 +11,7 @@ import networkx as nx
 import numpy as np
 
 from ..core.estimators import Channel
+from ..core.pairs import pair_count
 from ..core.probabilities import CertifiedRelease, RRProbabilities
 from . import (
     _memory,
@@ -26,7 +27,7 @@ from .convert import (
     networkx_bytes,
     to_csr,
 )
-from .encoding import NodeIndex, pair_count
+from .encoding import NodeIndex
 from .io import IOMixin
 from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
 from .typed.encoding import TieValues

@@ -33,8 +33,8 @@ Pair index
 ----------
 Candidate positions are linear pair indices, row-major, mapped back to (i, j)
 arithmetically without materializing the pair space (the numbering lives in
-:mod:`dpgraph.graph.encoding`: :func:`pair_count`, :func:`pair_index`,
-:func:`pair_from_index`; re-exported here).
+the core, :mod:`dpgraph.core.pairs`: ``pair_count``, ``pair_index``,
+``pair_from_index``).
 """
 
 from __future__ import annotations
@@ -46,20 +46,18 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..core.estimators import Channel
+from ..core.pairs import pair_count, pair_from_index, pair_index
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_positions
 from ..validation import Integer, Optional, Probability, validate_params
 from .adjacency import AdjacencyBase, _as_block
-from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
+from .encoding import EncodedGraph
 
 __all__ = [
     "SparseAdjacency",
     "SubsampledProbabilities",
     "bernoulli_positions",
-    "pair_count",
-    "pair_from_index",
-    "pair_index",
     "release_sparse",
     "sparse_release_bytes",
     "subsampled_probabilities",

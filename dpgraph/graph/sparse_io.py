@@ -68,8 +68,8 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
         If the payload is inconsistent with the header or stores a pair that
         is not a row of the database.
     """
+    from ..core.pairs import pair_index
     from ..core.probabilities import RRProbabilities
-    from .encoding import pair_index
     from .sparse import SparseAdjacency, SubsampledProbabilities
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")

@@ -37,7 +37,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from .encoding import pair_count, pair_from_index
+from ..core.pairs import pair_count, pair_from_index
 from .inputs import edge_array_like, input_kind
 
 __all__ = ["CALIBRATIONS", "MARGIN", "TimePad", "TimingNotHiddenWarning", "calibration_input"]

@@ -32,14 +32,17 @@ registered with :func:`dpgraph.graph.answers.analytic` and returns what
 exposes every registered function as a method sharing its docstring and
 signature (``R.triangles()`` is ``triangles(R)``).  A new analytic is one
 decorated function.
-Modules: :mod:`.cuts` (cut queries), :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
-(triangles, wedges, transitivity, clustering), :mod:`.degree_stats`
-(degree moments, assortativity, degree distribution), :mod:`.partition`
-(modularity of a given partition), :mod:`.community` (community detection),
-:mod:`.synthesis`; module names differ from function names so that both stay
-reachable.  They use only the adjacency
-interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
-and ``to_scipy_sparse``, so any backend and any binary channel works.
+
+Modules: :mod:`.cut_queries` (cut, cuts, cut_batch, edges_within),
+:mod:`.counts` (edge count, density, degrees, volume), :mod:`.motifs`
+(triangles, wedges, transitivity, clustering), :mod:`.degree_stats` (degree
+moments, assortativity, degree distribution), :mod:`.partition` (modularity of
+a given partition), :mod:`.community` (community detection), :mod:`.synthesis`
+(synthetic graphs).  No module is named like a function it holds, so both
+stay reachable (``tests/test_layout.py`` checks it).  They use only the
+adjacency interface (``cut_count``, ``within_count``, ``degrees``,
+``number_of_edges``) and ``to_scipy_sparse``, so any backend and any binary
+channel works.
 """
 
 from .community import Communities, communities
@@ -50,7 +53,7 @@ from .counts import (
     number_of_edges,
     volume,
 )
-from .cuts import cut, cut_batch, cuts, edges_within
+from .cut_queries import cut, cut_batch, cuts, edges_within
 from .degree_stats import (
     DegreeDistribution,
     degree_assortativity,

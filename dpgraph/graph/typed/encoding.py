@@ -23,7 +23,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..encoding import EncodedGraph, pair_index
+from ...core.pairs import pair_index
+from ..encoding import EncodedGraph
 
 __all__ = ["MAX_TIE_VALUES", "TieValues", "encode_typed", "tie_values", "value_bits"]
 

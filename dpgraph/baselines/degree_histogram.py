@@ -48,7 +48,7 @@ community agreement).  Two further differences from that port: its histogram
 stopped at the true maximum degree (a non-private quantity) and its graph
 had as many nodes as the noisy histogram counted, not n.
 
-Like :mod:`dpgraph.baselines.tmf` this is an accuracy baseline: its noise
+Like :mod:`dpgraph.baselines.top_m_filter` this is an accuracy baseline: its noise
 comes from a numpy Generator derived from the core's random source, not from
 a certified sampler.
 """

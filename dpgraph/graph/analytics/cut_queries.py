@@ -17,9 +17,9 @@ import numpy as np
 
 from ...core.estimate import Estimate
 from ...core.estimators import CountingQuery
+from ...core.pairs import pair_count
 from ...validation import validate_params
 from ..answers import PROPER, analytic
-from ..encoding import pair_count
 from ..protocol import Release
 
 __all__ = ["cut", "cut_batch", "cuts", "edges_within"]

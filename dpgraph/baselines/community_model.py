@@ -36,7 +36,7 @@ with Louvain on the true graph on every graph we tried (ego-Facebook,
 email-Eu-core, a dense SBM, a random geometric graph; ARI at eps = 2 on
 email-Eu-core 0.008 against 0.043, two releases each).
 
-Like :mod:`dpgraph.baselines.tmf` this is an accuracy baseline: its noise
+Like :mod:`dpgraph.baselines.top_m_filter` this is an accuracy baseline: its noise
 comes from a numpy Generator derived from the core's random source, not from
 a certified sampler.
 """
