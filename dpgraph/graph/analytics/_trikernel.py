@@ -18,40 +18,22 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._cutkernel import H01, M1, M2, M4, and_popcount
+
 try:  # one instruction (tzcnt) where numba exposes it
     from numba.cpython.unsafe.numbers import trailing_zeros as _tz
 except ImportError:  # pragma: no cover - other numba versions
     _tz = None
-
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _and_popcount(a, b):  # pragma: no cover - compiled
-    """sum_w popcount(a[w] & b[w]) (SWAR popcount; LLVM vectorizes it)."""
-    one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
-    acc = np.uint64(0)
-    for w in range(a.size):
-        x = a[w] & b[w]
-        x = x - ((x >> one) & _M1)
-        x = (x & _M2) + ((x >> two) & _M2)
-        x = (x + (x >> four)) & _M4
-        acc += (x * _H01) >> sh
-    return np.int64(acc)
-
 
 if _tz is None:  # pragma: no cover - other numba versions
     @nb.njit(cache=True, nogil=True, inline="always")
     def _lowest(x):
         """Index of the lowest set bit of x != 0: popcount(lowbit - 1)."""
         x = (x & (~x + np.uint64(1))) - np.uint64(1)
-        x = x - ((x >> np.uint64(1)) & _M1)
-        x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-        x = (x + (x >> np.uint64(4))) & _M4
-        return np.int64((x * _H01) >> np.uint64(56))
+        x = x - ((x >> np.uint64(1)) & M1)
+        x = (x & M2) + ((x >> np.uint64(2)) & M2)
+        x = (x + (x >> np.uint64(4))) & M4
+        return np.int64((x * H01) >> np.uint64(56))
 else:
     @nb.njit(cache=True, nogil=True, inline="always")
     def _lowest(x):  # pragma: no cover - compiled
@@ -62,6 +44,20 @@ else:
 @nb.njit(cache=True, nogil=True, inline="always")
 def _bit(words, i, j):  # pragma: no cover - compiled
     return (words[i, j >> 6] >> np.uint64(j & 63)) & np.uint64(1)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _accumulate(out, r, c, dj, edge):  # pragma: no cover - compiled
+    """Add pair (i, j)'s terms to row r's eight reductions: c = c_ij, dj = d_j, edge = Y_ij."""
+    out[r, 0] += c
+    out[r, 1] += c * dj
+    out[r, 2] += c * c
+    if edge:
+        out[r, 3] += c
+        out[r, 4] += c * dj
+        out[r, 5] += c * c
+        out[r, 6] += dj
+        out[r, 7] += dj * dj
 
 
 @nb.njit(cache=True, nogil=True)
@@ -119,16 +115,8 @@ def packed_rows(sym, deg, rows, group):  # pragma: no cover - compiled
                 i = rows[r]
                 if i == j:
                     continue
-                c = _and_popcount(sym[i], b)
-                out[r, 0] += c
-                out[r, 1] += c * dj
-                out[r, 2] += c * c
-                if _bit(sym, i, j):
-                    out[r, 3] += c
-                    out[r, 4] += c * dj
-                    out[r, 5] += c * c
-                    out[r, 6] += dj
-                    out[r, 7] += dj * dj
+                c = np.int64(and_popcount(sym[i], b))
+                _accumulate(out, r, c, dj, _bit(sym, i, j))
     return out
 
 
@@ -151,25 +139,10 @@ def packed_all_rows(sym, deg, g0, g1, group, acc):  # pragma: no cover - compile
                 b = sym[j]
                 dj = deg[j]
                 for i in range(i0, min(i1, j)):
-                    c = _and_popcount(sym[i], b)
-                    di = deg[i]
-                    out[i, 0] += c
-                    out[i, 1] += c * dj
-                    out[i, 2] += c * c
-                    out[j, 0] += c
-                    out[j, 1] += c * di
-                    out[j, 2] += c * c
-                    if _bit(sym, i, j):
-                        out[i, 3] += c
-                        out[i, 4] += c * dj
-                        out[i, 5] += c * c
-                        out[i, 6] += dj
-                        out[i, 7] += dj * dj
-                        out[j, 3] += c
-                        out[j, 4] += c * di
-                        out[j, 5] += c * c
-                        out[j, 6] += di
-                        out[j, 7] += di * di
+                    c = np.int64(and_popcount(sym[i], b))
+                    edge = _bit(sym, i, j)
+                    _accumulate(out, i, c, dj, edge)  # the pair counts for both of its rows
+                    _accumulate(out, j, c, deg[i], edge)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -241,7 +214,7 @@ def packed_to_csr(words, deg):  # pragma: no cover - compiled
     up = np.zeros(n, dtype=np.int64)  # stored (upper) pairs of each row
     for i in range(n):
         a = words[i, i >> 6:]
-        up[i] = _and_popcount(a, a)
+        up[i] = np.int64(and_popcount(a, a))
     low = indptr[:-1].copy()  # next free slot of each row's lower part (columns < i)
     hi = np.empty(n, dtype=np.int64)
     for i in range(n):
@@ -342,7 +315,7 @@ def packed_degrees(words, nthreads):  # pragma: no cover - compiled
         col = cols[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
             a = words[i, i >> 6:]
-            deg[i] = _and_popcount(a, a)
+            deg[i] = np.int64(and_popcount(a, a))
             for w in range(i >> 6, nw):
                 x = words[i, w]
                 base = w * 64
