@@ -21,6 +21,8 @@ from .validation import check_regular_file
 __all__ = [
     "RELEASE_FILE_HELP",
     "NodeList",
+    "add_command",
+    "add_output_options",
     "check_output",
     "int_option",
     "parse_node_list",
@@ -244,7 +246,25 @@ def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:
     return out
 
 
-# --------------------------------------------------------------------------- output files
+# --------------------------------------------------------------------------- parsers
+def add_command(subparsers: Any, name: str, func: Callable[[argparse.Namespace], int], *,
+                help: str, description: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of ``subparsers``, which runs ``func(args)``; add its options."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_output_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-o/--output FILE`` (required, ``what`` it holds) and ``--force`` (overwrite it).
+
+    The command checks them with :func:`check_output` before any work.
+    """
+    parser.add_argument("-o", "--output", required=True, help=f"output file ({what})")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite the output file if it exists")
+
+
 def check_output(path: str, flag: str, *, force: bool = False,
                  inputs: Sequence[Any] = ()) -> str:
     """Refuse an output path before any work (and any privacy spent) is done.

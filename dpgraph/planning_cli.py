@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import RELEASE_FILE_HELP, check_output, int_option
+from .cli_types import RELEASE_FILE_HELP, add_output_options, check_output, int_option
 
 __all__ = ["register"]
 
@@ -218,8 +218,7 @@ def register(subparsers: Any) -> None:
         description="Post-processing of the release only: what it protects, every debiased "
                     "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
-    r.add_argument("-o", "--output", required=True, help="output HTML file")
-    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    add_output_options(r, "HTML")
     r.add_argument("--title", default=None,
                    help="title of the report (default: the data set's name kept in the file, "
                         "else the file name)")
