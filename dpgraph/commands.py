@@ -352,7 +352,8 @@ def register_commands(subparsers: Any) -> None:
     d.add_argument("--builtin", action="store_true", help="use the built-in graph even if ego-Facebook is present")
 
     r = add_command(
-        subparsers, "release", _release, help="release an edge-list file as an epsilon-edge-DP graph file",
+        subparsers, "release", _release,
+        help="release an edge-list file as an epsilon-edge-DP graph file",
         description="Read a whitespace-separated edge list (SNAP style; '#' comments; .gz ok), "
                     "release it with mechanism E and save it in dpgraph's file format.")
     r.add_argument("edgelist", help="edge list file or URL, one 'u v' pair per line (plain or "

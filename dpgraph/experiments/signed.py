@@ -36,7 +36,7 @@ import numpy as np
 
 from ..exceptions import DroppedAttributesWarning
 from . import signed_data as data
-from ._harness import progress_bar, quiet_seeded
+from ._harness import experiment_parser, progress_bar, quiet_seeded
 
 __all__ = ["EPSILONS", "register", "run"]
 
@@ -294,19 +294,11 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``signed`` to the ``dpgraph experiment`` subparsers.
-
-    Examples
-    --------
-    >>> import argparse
-    >>> sub = argparse.ArgumentParser().add_subparsers()
-    >>> register(sub).prog.endswith("signed")
-    True
-    """
-    p = experiment_subparsers.add_parser(
-        "signed", help="typed release of the Bitcoin Alpha trust network (K-ary mechanism E)",
-        description=__doc__.split("\n\n")[1])
-    p.add_argument("--out", required=True, help="output folder for CSV, JSON and PNG")
+    """Add ``signed`` to the ``dpgraph experiment`` subparsers (see
+    :func:`~dpgraph.experiments._harness.experiment_parser`)."""
+    p = experiment_parser(
+        experiment_subparsers, "signed", _main, doc=__doc__,
+        help="typed release of the Bitcoin Alpha trust network (K-ary mechanism E)")
     p.add_argument("--epsilon", type=float, nargs="+", default=list(EPSILONS),
                    help="privacy parameters (default 0.5 1 2 4)")
     p.add_argument("--releases", type=int, default=200,
@@ -320,5 +312,4 @@ def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="400 users, epsilon 1, 3 releases, 4 queries (for tests)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=_main)
     return p
