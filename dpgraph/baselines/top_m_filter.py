@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from ..core import resolve_random
 from ..validation import Epsilon, Interval, Options, validate_params
+from ._common import graph_of_pairs, read_graph
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]
 
@@ -149,15 +149,13 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
     The arguments are declared by :func:`tmf`.
     """
     from ..core import pair_count
-    from ..graph import encode_graph
 
-    enc = encode_graph(G, directed=False)
+    enc, rng = read_graph(G, seed)
     n = enc.n
     N = pair_count(n, False)
     m = int(enc.rows.size)
     eps2 = float(count_fraction) * epsilon
     eps1 = epsilon - eps2
-    rng = resolve_random(seed).generator()
     m_tilde = int(np.clip(np.rint(m + rng.laplace(0.0, 1.0 / eps2)), 0, N))
     theta = tmf_threshold(N, m_tilde, eps1)
     # true edges: explicit noise
@@ -209,15 +207,7 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
 
 
 def _to_graph(enc: Any, codes: np.ndarray) -> Any:
-    import networkx as nx
-
-    n = enc.n
-    nodes = enc.index.nodes
-    H = nx.Graph()
-    H.add_nodes_from(nodes)
-    r, c = np.divmod(np.asarray(codes, dtype=np.int64), n)
-    H.add_edges_from(zip(map(nodes.__getitem__, r.tolist()), map(nodes.__getitem__, c.tolist())))
-    return H
+    return graph_of_pairs(enc.index.nodes, *np.divmod(np.asarray(codes, dtype=np.int64), enc.n))
 
 
 def _sample_non_edges(n: int, edge_codes_sorted: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
