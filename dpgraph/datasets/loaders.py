@@ -133,35 +133,49 @@ def snap_edgelist(
     return G
 
 
+_LOADER_SECTIONS = """
+    Returns
+    -------
+    networkx.{kind}
+        Named ``"{name}"`` (in ``G.graph["name"]``).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        The registered ``"{dataset}"`` file is not present and cannot be
+        downloaded (see :func:`fetch`).
+
+    Examples
+    --------
+    >>> G = {func}()  # doctest: +SKIP
+    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
+    {shape}
+"""
+
+
+def _registered_graph(dataset: str, name: str, kind: str, shape: tuple[int, int]) -> Any:
+    """Decorator of a loader of one registered graph: its docstring's common sections."""
+    def decorate(func: Any) -> Any:
+        func.__doc__ = func.__doc__.rstrip() + "\n" + _LOADER_SECTIONS.format(
+            kind=kind, name=name, dataset=dataset, func=func.__name__, shape=shape) + "    "
+        return func
+    return decorate
+
+
+@_registered_graph("facebook", "SNAP ego-Facebook", "Graph", (4039, 88234))
 def facebook() -> Any:
     """Load SNAP ego-Facebook as an undirected ``networkx.Graph``.
 
     4039 nodes (ids 0..4038), 88234 edges; the file is checked against its
     published SHA-256.  Cite McAuley & Leskovec, "Learning to Discover Social
     Circles in Ego Networks", NIPS 2012.
-
-    Returns
-    -------
-    networkx.Graph
-        Named ``"SNAP ego-Facebook"`` (in ``G.graph["name"]``).
-
-    Raises
-    ------
-    DatasetNotFoundError
-        The registered ``"facebook"`` file is not present and cannot be
-        downloaded (see :func:`fetch`).
-
-    Examples
-    --------
-    >>> G = facebook()  # doctest: +SKIP
-    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
-    (4039, 88234)
     """
     G = snap_edgelist("facebook")
     G.graph["name"] = "SNAP ego-Facebook"
     return G
 
 
+@_registered_graph("bitcoin-alpha", "SNAP Bitcoin Alpha", "DiGraph", (3783, 24186))
 def bitcoin_alpha() -> Any:
     """Load SNAP Bitcoin Alpha, a signed, weighted trust network, as a ``networkx.DiGraph``.
 
@@ -173,23 +187,6 @@ def bitcoin_alpha() -> Any:
     ``source,target,rating,time``) is checked against its registered
     SHA-256.  Cite S. Kumar, F. Spezzano, V. S. Subrahmanian, C. Faloutsos,
     "Edge Weight Prediction in Weighted Signed Networks", ICDM 2016.
-
-    Returns
-    -------
-    networkx.DiGraph
-        Named ``"SNAP Bitcoin Alpha"`` (in ``G.graph["name"]``).
-
-    Raises
-    ------
-    DatasetNotFoundError
-        The registered ``"bitcoin-alpha"`` file is not present and cannot be
-        downloaded (see :func:`fetch`).
-
-    Examples
-    --------
-    >>> G = bitcoin_alpha()  # doctest: +SKIP
-    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
-    (3783, 24186)
     """
     import networkx as nx
 

@@ -14,7 +14,6 @@ from .stds import (
     MAX_NODES,
     TARGET_EDGES,
     _channel,
-    _check_subsample,
     _entry_variances,
 )
 
@@ -51,7 +50,6 @@ def _triangle_variances(nodes: int, epsilon: float, m: float, keep: Any,
     that touch an edge (at most m (n - 2)) at v1^3, the rest at v0^3, which
     bounds the variance from above.
     """
-    _check_subsample(keep, target_edges)
     v0, v1 = _entry_variances(_channel(epsilon, nodes, False, keep, target_edges))
     triples = math.comb(nodes, 3)
     touched = min(float(triples), m * (nodes - 2))

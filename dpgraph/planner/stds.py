@@ -65,6 +65,7 @@ def _channel(epsilon: float, nodes: int = 2, directed: bool = False, keep: Any =
     :func:`dpgraph.graph.sparse.subsampled_probabilities`, the function the
     release itself calls, so the plan is exact for the release made.
     """
+    _check_subsample(keep, target_edges)
     rr = rr_probabilities(epsilon)
     if keep is None and target_edges is None:
         return Channel.randomized_response(rr)
@@ -152,7 +153,6 @@ def cut_std(nodes: int, epsilon: float, sides: Sequence[int], directed: bool = F
     135.696
     """
     a, b = _check_sides(sides, nodes)
-    _check_subsample(keep, target_edges)
     return _count_std(a * b, _channel(epsilon, nodes, directed, keep, target_edges))
 
 
@@ -165,12 +165,10 @@ def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False, *,
     ----------
     nodes : int
         Number of nodes (>= 2).
-    epsilon : float
-        Privacy parameter per vertex pair.
     directed : bool, default False
         N = n(n-1) ordered pairs if True, n(n-1)/2 otherwise.
-    keep, target_edges : optional
-        A sparse release's subsampling (one of them).
+    epsilon, keep, target_edges
+        As in :func:`cut_std`.
 
     Examples
     --------
@@ -182,7 +180,6 @@ def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False, *,
     >>> f"{number_of_edges_std(50_000, 1.0, target_edges=200_000):.3g}"
     '2.68e+06'
     """
-    _check_subsample(keep, target_edges)
     return _count_std(pair_count(nodes, directed),
                       _channel(epsilon, nodes, directed, keep, target_edges))
 
@@ -196,19 +193,16 @@ def degree_std(nodes: int, epsilon: float, directed: bool = False, *,
     ----------
     nodes : int
         Number of nodes n (>= 2); a degree counts n - 1 rows.
-    epsilon : float
-        Privacy parameter per vertex pair.
     directed : bool, default False
         Out-degrees of a directed release cover the same n - 1 rows.
-    keep, target_edges : optional
-        A sparse release's subsampling (one of them).
+    epsilon, keep, target_edges
+        As in :func:`cut_std`.
 
     Examples
     --------
     >>> degree_std(100, 2.0) == count_std(99, 2.0)
     True
     """
-    _check_subsample(keep, target_edges)
     return _count_std(nodes - 1, _channel(epsilon, nodes, directed, keep, target_edges))
 
 

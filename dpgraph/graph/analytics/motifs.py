@@ -429,10 +429,8 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     proper : bool, default True
         Value 3T^/W^ clipped to [0, 1] (the interval's midpoint when W^ <= 0);
         False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
-    progress : bool or None, default None
-        Progress bar of the triangle pass (see :func:`triangle_statistics`).
-    budget_seconds, max_memory, sample, seed
-        As in :func:`triangle_statistics`.
+    progress, budget_seconds, max_memory, sample, seed
+        As in :func:`triangles` (the same triangle pass).
 
     Returns
     -------

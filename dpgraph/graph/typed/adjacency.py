@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..adjacency import AdjacencyBase, CutSides
-from ..packed import PackedAdjacency, pack_indices, words_per_row
+from ..packed import PackedAdjacency, pack_indices, read_only, words_per_row
 
 __all__ = ["TypedAdjacency"]
 
@@ -77,9 +77,7 @@ class TypedAdjacency(AdjacencyBase):
     @property
     def planes(self) -> np.ndarray:
         """The value bit planes, uint64 (value_bits(K), n, nw); read-only view."""
-        view = self._planes.view()
-        view.flags.writeable = False
-        return view
+        return read_only(self._planes)
 
     @property
     def nbytes(self) -> int:
