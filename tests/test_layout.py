@@ -100,6 +100,37 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+#: The layers, lowest first (``docs/design.md``, section 3): a module imports only from its
+#: own layer and the layers below.  A name is a top-level module or package of dpgraph.
+LAYERS = (
+    ("_version", "_reals", "_safejson", "_files", "_numba", "exceptions", "validation",
+     "ledger"),
+    ("core",),
+    ("graph", "bounds"),
+    ("datasets",),
+    ("audit", "planner", "baselines", "cli_types"),
+    ("report",),
+    ("experiments",),
+    ("commands", "planning_cli", "cli", "__main__", ""),  # "": the front door, __init__
+)
+
+
+def _level(m: str) -> int:
+    top = m.split(".")[1] if "." in m else ""
+    return next(k for k, names in enumerate(LAYERS) if top in names)
+
+
+def test_every_module_is_in_a_layer():
+    assert [m for m in _modules() if not any(
+        (m.split(".")[1] if "." in m else "") in names for names in LAYERS)] == []
+
+
+def test_layers_import_downwards():
+    edges = _edges(_modules())
+    up = sorted(f"{m} -> {t}" for m, ts in edges.items() for t in ts if _level(t) > _level(m))
+    assert up == []
+
+
 def test_no_import_cycles():
     assert _cycles(_edges(_modules())) == []
 
@@ -196,6 +227,31 @@ def test_no_module_is_shadowed_by_a_name_its_package_binds():
             if bound is not None and not isinstance(bound, types.ModuleType):
                 shadowed.append(f"{info.name}.{sub.name}")
     assert set(shadowed) <= {"dpgraph.planner.plan"}  # plan(): the planner's module, for now
+
+
+def _design_map() -> set[str]:
+    """The module paths named by the map of docs/design.md (section 3), one name a line,
+    two spaces of indentation a level."""
+    text = (PACKAGE.parent / "docs" / "design.md").read_text()
+    block = text[text.index("\n    dpgraph/\n"):].split("\n\n")[0].splitlines()[1:]
+    paths, stack = set(), []
+    for line in block:
+        name = line.split()[0] if line.strip() else ""
+        if not name.endswith((".py", "/")):
+            continue  # a description's continuation
+        depth = (len(line) - len(line.lstrip()) - 6) // 2  # "dpgraph/" is at 4, its files at 6
+        del stack[depth:]
+        if name.endswith("/"):
+            stack.append(name.rstrip("/"))
+        else:
+            paths.add("/".join([*stack, name]))
+    return paths
+
+
+def test_the_design_map_names_every_module():
+    modules = {f.relative_to(PACKAGE).as_posix() for f in PACKAGE.rglob("*.py")}
+    named = _design_map()
+    assert (sorted(modules - named), sorted(named - modules)) == ([], [])
 
 
 def test_every_upper_layer_is_known():
