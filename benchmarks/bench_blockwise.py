@@ -59,7 +59,7 @@ def _peak_rss_gib() -> float:
 
 def _write_edge_list(path: str, n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A random graph with m edges, written as an edge list in chunks."""
-    from dpgraph.graph.sparse import pair_count, pair_from_index
+    from dpgraph.core import pair_count, pair_from_index
 
     rng = np.random.default_rng(seed)
     keys = np.unique(rng.integers(0, pair_count(n, False), int(m * 1.001) + 100))[:m]
@@ -170,13 +170,12 @@ def main(argv=None) -> None:
     import networkx as nx
     from distributed import Client, LocalCluster
 
-    from dpgraph.core import SecureRandom, rr_probabilities
+    from dpgraph.core import SecureRandom, pair_count, rr_probabilities
     from dpgraph.graph.blockwise import edge_keys, local_cluster, release_blockwise, write
     from dpgraph.graph.blockwise.sizing import store_bytes
     from dpgraph.graph.blockwise.tiles import TilePlan
     from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
-    from dpgraph.graph.sparse import pair_count
 
     tr, tw = args.tile[0], args.tile[1] // 64
     tmp = tempfile.mkdtemp(prefix="dpgraph_bench_", dir=args.tmp)

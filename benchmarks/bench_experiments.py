@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/bench_experiments.py [--big]
 
 1. MWEM's exponential-mechanism sampler: the two-level blockwise inverse CDF used by
-   dpgraph.baselines.mwem against a full cumulative sum over every query.
+   dpgraph.baselines.multiplicative_weights against a full cumulative sum over every query.
 2. Mechanism E's answers for many databases: the chunked batch path of the query-set-size
    experiment (one call of the core's unbiased_estimate per chunk) against one
    MechanismE.estimate call per database.
@@ -29,7 +29,7 @@ from dpgraph.exceptions import SeededReleaseWarning
 from dpgraph.experiments import ratings as R
 from dpgraph.experiments.query_set_size import QUERY_CHUNK, e_answers
 
-mw = importlib.import_module("dpgraph.baselines.mwem")
+mw = importlib.import_module("dpgraph.baselines.multiplicative_weights")
 
 # the benchmark releases with seeds on purpose (repeatable inputs), as the experiments do
 warnings.simplefilter("ignore", SeededReleaseWarning)

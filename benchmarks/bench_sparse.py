@@ -27,7 +27,7 @@ import numpy as np
 
 
 def _random_edges(n: int, m: int, seed: int):
-    from dpgraph.graph.sparse import pair_count, pair_from_index
+    from dpgraph.core import pair_count, pair_from_index
 
     rng = np.random.default_rng(seed)
     keys = np.unique(rng.integers(0, pair_count(n, False), int(m * 1.001) + 100))
@@ -53,10 +53,10 @@ def main(argv=None) -> None:
     print("load average at start (other processes share these cores): "
           + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
-    from dpgraph.core import SecureRandom, rr_probabilities
+    from dpgraph.core import SecureRandom, pair_count, rr_probabilities
     from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
-    from dpgraph.graph.sparse import pair_count, release_sparse, subsampled_probabilities
+    from dpgraph.graph.sparse import release_sparse, subsampled_probabilities
 
     rr = rr_probabilities(args.epsilon)
     n, N = args.n, pair_count(args.n, False)

@@ -8,12 +8,13 @@ b_i <= b, c_i >= c on the row functions.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 from scipy.special import ndtr
 
-from .validation import check_epsilon, check_positive_int
+from .validation import Boolean, Epsilon, Integer, Interval, validate_params
 
 __all__ = [
     "continuous_lower",
@@ -48,6 +49,7 @@ def _check_n(n: Any) -> Any:
     return arr if arr.ndim else float(arr)
 
 
+@validate_params(K=Integer(minimum=2), epsilon=Epsilon(), proper=Boolean(), absolute=Boolean())
 def statistical_upper(
     n: Any,
     K: int,
@@ -88,8 +90,7 @@ def statistical_upper(
     >>> math.isclose(statistical_upper(100, 2, 1.0), g**2 / (1 - math.exp(-1))**2 / 100)
     True
     """
-    eps = check_epsilon(epsilon)
-    K = check_positive_int(K, "K", minimum=2)
+    eps = epsilon
     a, b, c = _check_abc(a, b, c)
     n = _check_n(n)
     q = math.exp(-eps)
@@ -100,6 +101,7 @@ def statistical_upper(
     return _out(np.sqrt(squared) if absolute else squared)
 
 
+@validate_params(l=Integer(minimum=1), epsilon=Epsilon())
 def statistical_lower(n: Any, l: int, epsilon: float) -> Any:
     """Leading term of the Theorem 1 lower bound on the minimax squared error.
 
@@ -115,8 +117,7 @@ def statistical_lower(n: Any, l: int, epsilon: float) -> Any:
     >>> math.isclose(v, norm.sf(1) ** 2 / (2**5 * (1 + math.e) ** 3) / 1000)
     True
     """
-    eps = check_epsilon(epsilon)
-    l = check_positive_int(l, "l", minimum=1)
+    eps = epsilon
     n = _check_n(n)
     tail = 1.0 - float(ndtr(1.0))
     return _out(tail**2 / (2 ** (l + 4) * (1 + math.exp(eps) / (2**l - 1)) ** 3) / n)
@@ -127,6 +128,7 @@ def continuous_lower(n: Any, epsilon: float) -> Any:
     return statistical_lower(n, 1, epsilon)
 
 
+@validate_params(epsilon=Epsilon(), L=Interval(numbers.Real, 0, None, example="1"))
 def continuous_upper(
     n: Any, epsilon: float, L: float, a: float = 0.0, b: float = 1.0, c: float = 1.0
 ) -> Any:
@@ -153,15 +155,14 @@ def continuous_upper(
     >>> math.isclose(continuous_upper(10_000, 1.0, L=1.0), (1 + 2 * q / (1 - q)) ** 2 / 100)
     True
     """
-    eps = check_epsilon(epsilon)
+    eps = epsilon
     a, b, c = _check_abc(a, b, c)
-    if not (math.isfinite(float(L)) and float(L) >= 0):
-        raise ValueError("L (the Lipschitz constant) must be finite and >= 0")
     n = _check_n(n)
     q = math.exp(-eps)
     return _out((float(L) / c + 2 * (b - a) * q / (c * (1 - q))) ** 2 / np.sqrt(n))
 
 
+@validate_params(n=Integer(minimum=1))
 def discretization_bits(n: int) -> int:
     """Bits k per row for the Proposition's rule 2^(2k) = sqrt(n), i.e. k = log2(n) / 4.
 
@@ -172,10 +173,10 @@ def discretization_bits(n: int) -> int:
     >>> discretization_bits(2**16)
     4
     """
-    n = check_positive_int(n, "n", minimum=1)
     return max(1, math.floor(math.log2(n) / 4 + 0.5))  # half rounds up
 
 
+@validate_params(k=Integer(minimum=1))
 def discretize(x: Any, k: int) -> np.ndarray:
     """Cell index floor(x 2^k) (clipped to 2^k - 1) of rows x in [0, 1].
 
@@ -186,7 +187,6 @@ def discretize(x: Any, k: int) -> np.ndarray:
     >>> discretize([0.0, 0.49, 0.5, 1.0], 1).tolist()
     [0, 0, 1, 1]
     """
-    k = check_positive_int(k, "k", minimum=1)
     arr = np.asarray(x, dtype=float)
     if arr.size == 0:
         raise ValueError("x is empty")

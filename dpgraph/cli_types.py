@@ -13,15 +13,18 @@ import argparse
 import json
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .validation import check_regular_file, write_atomic
+
 __all__ = [
     "RELEASE_FILE_HELP",
     "NodeList",
+    "add_command",
+    "add_output_options",
     "check_output",
     "int_option",
     "parse_node_list",
@@ -99,10 +102,11 @@ class NodeList(Sequence):
     ``len()`` costs nothing, so ``dpgraph.release`` checks the memory a
     vertex set of ``--nodes 0-99999999999`` needs before one label exists;
     iterating yields ints for integer tokens and ranges, text otherwise.
+    ``parts`` holds the tokens as parsed (labels, and ranges not yet walked).
     """
 
     def __init__(self, parts: list[Any], flag: str = "the node list") -> None:
-        self._parts = parts
+        self.parts = parts
         self._len = sum(max(0, p.hi - p.lo + 1) if isinstance(p, _Range) else 1 for p in parts)
         if self._len > sys.maxsize:  # len() could not even return it
             raise ValueError(f"{flag} names at least 10^{int((self._len.bit_length() - 1) * 0.30103)} nodes, more than "
@@ -112,7 +116,7 @@ class NodeList(Sequence):
         return self._len
 
     def __iter__(self) -> Iterator[Any]:
-        for p in self._parts:
+        for p in self.parts:
             if isinstance(p, _Range):
                 yield from range(p.lo, p.hi + 1)
             else:
@@ -124,7 +128,7 @@ class NodeList(Sequence):
         if not -self._len <= k < self._len:
             raise IndexError(k)
         k %= self._len
-        for p in self._parts:
+        for p in self.parts:
             size = len(p) if isinstance(p, _Range) else 1
             if k < size:
                 return p.lo + k if isinstance(p, _Range) else p
@@ -134,7 +138,7 @@ class NodeList(Sequence):
     def json_bytes(self) -> int:
         """An upper bound on the bytes of the labels as a JSON list, without walking ranges."""
         total = 1 + self._len  # brackets and commas
-        for p in self._parts:
+        for p in self.parts:
             if isinstance(p, _Range):
                 total += len(p) * max(len(str(p.lo)), len(str(p.hi)))
             else:
@@ -150,12 +154,7 @@ _RANGE = re.compile(r"(-?[0-9]+)-(-?[0-9]+)\Z")
 
 
 def _read_node_file(path: str, flag: str) -> list[str]:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ValueError(f"{flag}: cannot read node file {path} ({exc.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{flag}: node file {path} is not a regular file")
+    st = check_regular_file(path, f"{flag}: node file {path}", missing=ValueError)
     if st.st_size > MAX_NODE_FILE_BYTES:
         raise ValueError(f"{flag}: node file {path} is larger than "
                          f"{MAX_NODE_FILE_BYTES >> 20} MiB")
@@ -247,7 +246,7 @@ def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:
                              "ambiguous")
         by_text[key] = v
     out, missing = [], 0
-    for part in wanted._parts:
+    for part in wanted.parts:
         if isinstance(part, _Range) and part.text in by_text:  # a label that looks like a range
             part = part.text
         labels = range(part.lo, part.hi + 1) if isinstance(part, _Range) else (part,)
@@ -263,7 +262,25 @@ def select_nodes(spec: str, nodes: Sequence[Any], flag: str) -> list:
     return out
 
 
-# --------------------------------------------------------------------------- output files
+# --------------------------------------------------------------------------- parsers
+def add_command(subparsers: Any, name: str, func: Callable[[argparse.Namespace], int], *,
+                help: str, description: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of ``subparsers``, which runs ``func(args)``; add its options."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_output_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-o/--output FILE`` (required, ``what`` it holds) and ``--force`` (overwrite it).
+
+    The command checks them with :func:`check_output` before any work.
+    """
+    parser.add_argument("-o", "--output", required=True, help=f"output file ({what})")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite the output file if it exists")
+
+
 def check_output(path: str, flag: str, *, force: bool = False,
                  inputs: Sequence[Any] = ()) -> str:
     """Refuse an output path before any work (and any privacy spent) is done.
@@ -306,29 +323,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     file (a hard link) keeps its content, and a failed write leaves it whole.
     The new file has the permissions of a newly created one (0666 less the umask).
     """
-    folder = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
-    tmp = ""
-    for _ in range(100):
-        tmp = os.path.join(folder, f".{base}.dpgraph-tmp-{os.getpid()}-{os.urandom(4).hex()}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise OSError(f"cannot write {path}: {exc.strerror}") from None
-    else:
-        raise OSError(f"cannot write {path}: no free temporary name in {folder}")
-    failed = None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_atomic(path, [text.encode("utf-8")], fsync=False, private=False)
     except OSError as exc:  # named by the requested path, never the temporary file
-        failed = exc.strerror or type(exc).__name__
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    if failed is not None:
-        raise OSError(f"cannot write {path}: {failed}")
+        raise OSError(f"cannot write {path}: {exc.strerror or type(exc).__name__}") from None

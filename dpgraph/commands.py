@@ -19,6 +19,8 @@ import numpy as np
 from .cli_types import (
     RELEASE_FILE_HELP,
     NodeList,
+    add_command,
+    add_output_options,
     check_output,
     int_option,
     parse_node_list,
@@ -76,12 +78,12 @@ def _fmt(est: Any) -> tuple[str, str, str]:
 def _demo(args: argparse.Namespace) -> int:
     import networkx as nx
 
-    import dpgraph
+    from .graph import release
 
     G, name = demo_graph(prefer_facebook=not args.builtin)
     print(f"graph: {name}")
     seed = args.seed
-    R = dpgraph.release(G, args.epsilon, seed=seed)
+    R = release(G, args.epsilon, seed=seed)
     print(f"released: {R!r}")
     print("  (seed given: reproducible stream, not for real data)" if seed is not None
           else "  (secure randomness: AES-CTR keyed from the OS)")
@@ -151,9 +153,8 @@ def _demo_plot(png: Path, queries: list, est: Any, truth: list, name: str, eps: 
 
 # --------------------------------------------------------------------------- release
 def _release(args: argparse.Namespace) -> int:
-    import dpgraph
-
-    from .graph.io import check_savable
+    from .exceptions import SeededReleaseWarning
+    from .graph import check_savable, release
 
     src = args.edgelist
     if "://" not in src and not os.path.exists(src):
@@ -182,8 +183,8 @@ def _release(args: argparse.Namespace) -> int:
     if args.ledger is not None:  # charged inside release, after validation, before sampling
         ledger = _open_ledger(args.ledger, args.budget)
     with warnings.catch_warnings():  # said once, below, in the command line's own words
-        warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
-        R = dpgraph.release(src, args.epsilon, seed=args.seed, directed=args.directed,
+        warnings.simplefilter("ignore", SeededReleaseWarning)
+        R = release(src, args.epsilon, seed=args.seed, directed=args.directed,
                             nodes=nodes, keep=args.keep, target_edges=args.target_edges,
                             ledger=ledger)
     R.save(args.output, signing_key=signing_key, name=args.name)
@@ -218,7 +219,7 @@ def _at_file(spec: str | None) -> str | None:
 
 def _nodes_in_file(path: str) -> list:
     """--nodes-from-edges: every label the edge list names (integers when all are)."""
-    from .graph.edgelist import read_table_chunks, source_name
+    from .graph import read_table_chunks, source_name
 
     seen: set[bytes] = set()
     for chunk in read_table_chunks(path):
@@ -272,20 +273,20 @@ def _cut(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- signing keys
 def signing_key_file(path: str) -> Any:
     """The key of ``--signing-key FILE`` (``PREFIX.key`` of keygen); errors name the flag."""
-    from .graph.signing import signing_key
+    from .graph import signing_key
 
     return signing_key(path, "--signing-key")
 
 
 def verify_key_file(path: str | None) -> Any:
     """The key of ``--verify-key FILE`` (``PREFIX.pub`` of keygen), or None without one."""
-    from .graph.signing import verify_key
+    from .graph import verify_key
 
     return None if path is None else verify_key(path, "--verify-key")
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from .graph.signing import public_hex, verify_key, write_key_files
+    from .graph import public_hex, verify_key, write_key_files
 
     for p in (args.prefix + ".key", args.prefix + ".pub"):
         if os.path.lexists(p):  # a dangling symlink too: never write through it
@@ -339,8 +340,9 @@ def register_commands(subparsers: Any) -> None:
     >>> build_parser().parse_args(["cut", "r.dpg", "--S", "1,2"]).T is None
     True
     """
-    d = subparsers.add_parser(
-        "demo", help="release a graph and answer cut queries with error bars (offline)",
+    d = add_command(
+        subparsers, "demo", _demo,
+        help="release a graph and answer cut queries with error bars (offline)",
         description="Release ego-Facebook (when present locally) or a built-in graph, answer a few "
                     "cut queries with 95% confidence intervals and write a plot.")
     d.add_argument("--epsilon", type=_positive_float, default=1.0, help="privacy parameter (default 1)")
@@ -352,17 +354,16 @@ def register_commands(subparsers: Any) -> None:
                    help="directory for dpgraph-demo.png (default: a new temporary folder, printed)")
     d.add_argument("--save", default=None, help="also save the release to this file")
     d.add_argument("--builtin", action="store_true", help="use the built-in graph even if ego-Facebook is present")
-    d.set_defaults(func=_demo)
 
-    r = subparsers.add_parser(
-        "release", help="release an edge-list file as an epsilon-edge-DP graph file",
+    r = add_command(
+        subparsers, "release", _release,
+        help="release an edge-list file as an epsilon-edge-DP graph file",
         description="Read a whitespace-separated edge list (SNAP style; '#' comments; .gz ok), "
                     "release it with mechanism E and save it in dpgraph's file format.")
     r.add_argument("edgelist", help="edge list file or URL, one 'u v' pair per line (plain or "
                                     "gzip; '#' comments; further columns ignored)")
     r.add_argument("--epsilon", "-e", type=_positive_float, required=True, help="privacy parameter > 0")
-    r.add_argument("-o", "--output", required=True, help="output file (dpgraph format)")
-    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    add_output_options(r, "dpgraph format")
     r.add_argument("--seed", type=_seed, default=None,
                    help="reproducible release (testing only; default: secure randomness)")
     r.add_argument("--directed", action="store_true", help="release ordered pairs (a directed graph)")
@@ -388,10 +389,9 @@ def register_commands(subparsers: Any) -> None:
                         "the title of 'dpgraph report'")
     r.add_argument("--budget", type=_positive_float, default=None, metavar="TOTAL",
                    help="total epsilon of a new --ledger FILE (needed only to create it)")
-    r.set_defaults(func=_release)
 
-    c = subparsers.add_parser(
-        "cut", help="estimate a cut query from a released graph file",
+    c = add_command(
+        subparsers, "cut", _cut, help="estimate a cut query from a released graph file",
         description="Estimate the number of edges between node sets S and T of a released graph, "
                     "with its exact standard deviation and a confidence interval.")
     c.add_argument("file", help=RELEASE_FILE_HELP)
@@ -404,14 +404,12 @@ def register_commands(subparsers: Any) -> None:
     c.add_argument("--json", action="store_true", help="print JSON instead of text")
     c.add_argument("--verify-key", default=None, metavar="FILE",
                    help="the curator's verify key (.pub): refuse the file unless signed by it")
-    c.set_defaults(func=_cut)
 
-    k = subparsers.add_parser(
-        "keygen", help="make an Ed25519 key pair to sign releases",
+    k = add_command(
+        subparsers, "keygen", _keygen, help="make an Ed25519 key pair to sign releases",
         description="Write PREFIX.key (the signing key, mode 0600: keep it secret) and PREFIX.pub "
                     "(the verify key: give it to analysts) as PEM files. Sign with "
                     "'dpgraph release ... --signing-key PREFIX.key'; analysts check with "
                     "--verify-key PREFIX.pub (dpgraph cut, dpgraph report) or "
                     "dpgraph.load(path, verify_key='PREFIX.pub').")
     k.add_argument("prefix", help="path prefix of the two key files")
-    k.set_defaults(func=_keygen)

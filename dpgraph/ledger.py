@@ -67,8 +67,6 @@ import hashlib
 import os
 import re
 import secrets
-import stat
-import tempfile
 import threading
 import unicodedata
 import warnings
@@ -80,8 +78,9 @@ from typing import Any
 import filelock
 
 from . import _safejson
+from ._files import check_regular_file, remove_leftovers, write_atomic
 from .exceptions import BudgetExceededError, LedgerFileError, NewScopeWarning
-from .validation import check_epsilon
+from .validation import Constraint, Epsilon, Optional, check_epsilon, validate_params
 
 __all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
 
@@ -135,8 +134,23 @@ def _check_scope(scope: Any) -> str:
     return name
 
 
-def _tmp_prefix(path: Path) -> str:
-    return f".{path.name}.tmp-"
+class _Scope(Constraint):
+    """The name of a budget (see :func:`_check_scope`), returned in its normal form."""
+
+    def __call__(self, value: Any, name: str) -> str:
+        return _check_scope(value)
+
+    def describe(self) -> str:
+        return "a scope name"
+
+    def invalid_examples(self) -> tuple:
+        return ("", "budget/2024", "\u0430", 5, None)  # "\u0430": a Cyrillic look-alike of "a"
+
+    def valid_example(self) -> str:
+        return DEFAULT_SCOPE
+
+
+_SCOPE_NAME = _Scope()
 
 
 class PrivacyLedger:
@@ -168,10 +182,10 @@ class PrivacyLedger:
     1.0
     """
 
+    @validate_params(total_epsilon=Epsilon(), scope=_SCOPE_NAME)
     def __init__(self, total_epsilon: float, *, scope: str = DEFAULT_SCOPE) -> None:
-        total = check_epsilon(total_epsilon, "total_epsilon")
-        self.scope = _check_scope(scope)
-        self._book = _Book(total, secrets.token_hex(16))
+        self.scope = scope
+        self._book = _Book(total_epsilon, secrets.token_hex(16))
 
     # ---- views --------------------------------------------------------------------
     @property
@@ -188,10 +202,11 @@ class PrivacyLedger:
         """Random identifier of this ledger (kept in its file)."""
         return self._book.id
 
+    @validate_params(scope=_SCOPE_NAME)
     def with_scope(self, scope: str) -> PrivacyLedger:
         """The same ledger (same file, same entries) charging the budget named ``scope``."""
         view = PrivacyLedger.__new__(PrivacyLedger)
-        view.scope = _check_scope(scope)
+        view.scope = scope
         view._book = self._book
         return view
 
@@ -230,6 +245,7 @@ class PrivacyLedger:
         """Every charged release of every scope, oldest first."""
         return tuple(self._book.entries)
 
+    @validate_params(epsilon=Epsilon())
     def charge(self, epsilon: float, *, label: str | None = None) -> LedgerEntry:
         """Charge a release at ``epsilon`` to this scope, or refuse it.
 
@@ -260,7 +276,11 @@ class PrivacyLedger:
             If the ledger file vanished, was replaced by another ledger, is
             corrupted, or its lock could not be taken.
         """
-        epsilon = check_epsilon(epsilon, "epsilon")
+        return self._charge(epsilon, label)
+
+    def _charge(self, epsilon: float, label: str | None) -> LedgerEntry:
+        """:meth:`charge` with an epsilon validated already (the release transaction's path,
+        so that one release validates epsilon once)."""
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         book = self._book
@@ -331,7 +351,7 @@ class PrivacyLedger:
         path = _check_path(path)
         book = self._book
         with book.mutex, _file_lock(path):
-            _clean_leftovers(path)
+            remove_leftovers(path)
             if path.exists():
                 other = PrivacyLedger._from_dict(_read_doc(path), str(path))
                 if other.id != book.id:
@@ -344,6 +364,7 @@ class PrivacyLedger:
             book.path = path
 
     @classmethod
+    @validate_params(scope=_SCOPE_NAME)
     def load(cls, path: str | os.PathLike, *, scope: str = DEFAULT_SCOPE) -> PrivacyLedger:
         """Read a ledger written by :meth:`save`; later charges are written back to ``path``.
 
@@ -360,14 +381,14 @@ class PrivacyLedger:
             corrupted (the message names ``path``).
         """
         path = _check_path(path)
-        _check_scope(scope)
         with _file_lock(path):
-            _clean_leftovers(path)
+            remove_leftovers(path)
             ledger = cls._from_dict(_read_doc(path), str(path))
         ledger._book.path = path
         return ledger.with_scope(scope)
 
     @classmethod
+    @validate_params(total_epsilon=Optional(Epsilon()), scope=_SCOPE_NAME)
     def open(cls, path: str | os.PathLike, total_epsilon: float | None = None, *,
              scope: str = DEFAULT_SCOPE) -> PrivacyLedger:
         """Load the ledger at ``path``, or create it there with ``total_epsilon``.
@@ -392,11 +413,8 @@ class PrivacyLedger:
         0.5
         """
         path = _check_path(path)
-        if total_epsilon is not None:
-            total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
-        _check_scope(scope)
         with _file_lock(path):
-            _clean_leftovers(path)
+            remove_leftovers(path)
             if path.exists():
                 ledger = cls._from_dict(_read_doc(path), str(path))
                 if total_epsilon is not None and total_epsilon != ledger.total_epsilon:
@@ -489,28 +507,6 @@ def _check_path(path: Any) -> Path:
     return real
 
 
-def _check_file(path: Path, name: str | None = None) -> None:
-    """A ledger is a regular file with one name: refuse a folder, a FIFO or device (which
-    would block while the lock is held) and a file with hard links (a replace would break
-    them, and each name would then hold its own budget)."""
-    name = str(path) if name is None else name
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise LedgerFileError(f"path {name!r} cannot be read: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise LedgerFileError(f"path {name!r} is a directory, not a ledger file")
-    if not stat.S_ISREG(st.st_mode):
-        raise LedgerFileError(f"path {name!r} is not a regular file (a FIFO, socket or "
-                              "device); a ledger is a file")
-    if st.st_nlink > 1:
-        raise LedgerFileError(
-            f"path {name!r} has {st.st_nlink} hard links; a ledger must have one name (each "
-            "name would keep its own budget after a charge). Remove the other links")
-
-
 class _file_lock:
     """Exclusive lock on ``PATH.lock`` (cross-process), as a context manager."""
 
@@ -553,38 +549,19 @@ def _read_doc(path: Path) -> Any:
             f"path {str(path)!r} is not a dpgraph privacy ledger ({exc})") from None
 
 
+def _check_file(path: Path, name: str | None = None) -> None:
+    """A ledger is a regular file with one name: not a folder, a FIFO or device (which would
+    block while the lock is held), nor a file with hard links (each name would keep its own
+    budget after a charge)."""
+    name = str(path) if name is None else name
+    check_regular_file(path, f"path {name!r}", error=LedgerFileError, missing=None,
+                       single_name=True)
+
+
 def _write_atomic(path: Path, doc: dict) -> None:
-    """Write ``doc`` to a 0600 temporary file beside ``path``, fsync, rename over ``path``."""
     import json
 
-    data = json.dumps(doc, indent=1, allow_nan=False).encode()
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path), dir=directory)  # created 0600
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _clean_leftovers(path: Path) -> None:
-    """Remove temporary files of a killed save of ``path`` (call under the lock)."""
-    directory = path.parent if str(path.parent) else Path(".")
-    prefix = _tmp_prefix(path)
-    try:
-        names = [name for name in os.listdir(directory) if name.startswith(prefix)]
-    except OSError:
-        return
-    for name in names:
-        try:
-            (directory / name).unlink()
-        except OSError:
-            pass
+    write_atomic(path, [json.dumps(doc, indent=1, allow_nan=False).encode()])
 
 
 def _real(x: Any) -> float:

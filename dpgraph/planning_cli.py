@@ -19,7 +19,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_types import RELEASE_FILE_HELP, check_output, int_option, write_text_atomic
+from .cli_types import (
+    RELEASE_FILE_HELP,
+    add_output_options,
+    check_output,
+    int_option,
+    write_text_atomic,
+)
 
 __all__ = ["register"]
 
@@ -206,7 +212,7 @@ def _report(args: argparse.Namespace) -> int:
         else:
             print(f" {seconds:.1f} s", file=sys.stderr, flush=True)
 
-    from .graph.signing import public_hex
+    from .graph import public_hex
 
     signer = None if key is None else public_hex(key)
     html = build_report(R, title=args.title or R.name or path.name, progress=progress,
@@ -272,8 +278,7 @@ def register(subparsers: Any) -> None:
         description="Post-processing of the release only: what it protects, every debiased "
                     "statistic with its 95% CI, degrees, communities, cut accuracy, citation.")
     r.add_argument("file", help=RELEASE_FILE_HELP)
-    r.add_argument("-o", "--output", required=True, help="output HTML file")
-    r.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    add_output_options(r, "HTML")
     r.add_argument("--title", default=None,
                    help="title of the report (default: the data set's name kept in the file, "
                         "else the file name)")

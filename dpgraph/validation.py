@@ -7,7 +7,8 @@ parameters).
 Two ways to use it:
 
 * the checkers (:func:`check_epsilon`, :func:`check_positive_int`,
-  :func:`check_probability`, :func:`check_level`) take the raw argument,
+  :func:`check_probability`, :func:`check_level`, :func:`check_regular_file`
+  for a path about to be opened; :func:`write_atomic` for one about to be written) take the raw argument,
   check its type and range *before* converting it, and return the converted
   value;
 * :func:`validate_params` declares the constraints of a public function next
@@ -32,6 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ._files import check_regular_file, write_atomic
 from ._reals import as_float as _as_float
 from ._reals import float_at_most as _float_at_most
 
@@ -52,7 +54,9 @@ __all__ = [
     "check_level",
     "check_positive_int",
     "check_probability",
+    "check_regular_file",
     "validate_params",
+    "write_atomic",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -125,16 +129,8 @@ def check_probability(value: Any, name: str, *, allow_zero: bool = False,
                       example: str | None = None) -> float:
     """Return ``value`` as a float in (0, 1] (or [0, 1] with ``allow_zero``).
 
-    Parameters
-    ----------
-    value : Any
-        Candidate probability.
-    name : str
-        Argument name used in error messages.
-    allow_zero : bool, default False
-        Accept 0.
-    example : str, optional
-        A valid value to suggest in the error message, e.g. ``"0.01"``.
+    ``name`` is the argument's name and ``example`` a valid value (e.g.
+    ``"0.01"``) for the error message.
 
     Examples
     --------
@@ -282,14 +278,14 @@ class Interval(Constraint):
             v < self.left or (v == self.left and self.closed in ("right", "neither")))
         above = self.right is not None and (
             v > self.right or (v == self.right and self.closed in ("left", "neither")))
-        return not (below or above)
+        return not (below or above or (isinstance(v, float) and math.isinf(v)))  # finite
 
     def invalid_examples(self) -> tuple:
         bad: list[Any] = ["1", True, None]
         if self.kind is numbers.Integral:
             bad.append(1.5)
         else:
-            bad.append(float("nan"))
+            bad += [float("nan"), float("inf")]
         if self.left is not None:
             bad.append(self.left - 1 if self.closed in ("both", "left") else self.left)
         if self.right is not None:
@@ -331,17 +327,20 @@ class Epsilon(Constraint):
 
 
 class Integer(Interval):
-    """An integer (not a bool) >= ``minimum`` (see :func:`check_positive_int`)."""
+    """An integer (not a bool) >= ``minimum``, <= ``maximum`` if given (:func:`check_positive_int`)."""
 
-    def __init__(self, minimum: int = 1) -> None:
-        super().__init__(numbers.Integral, int(minimum), None)
+    def __init__(self, minimum: int = 1, maximum: int | None = None) -> None:
+        super().__init__(numbers.Integral, int(minimum), None if maximum is None else int(maximum))
         self.minimum = int(minimum)
 
     def __call__(self, value: Any, name: str) -> int:
-        return check_positive_int(value, name, minimum=self.minimum)
+        value = check_positive_int(value, name, minimum=self.minimum)
+        if self.right is not None and value > self.right:  # a huge one is not printed
+            raise ValueError(f"{name} must be an integer <= {self.right:,}, got a larger one")
+        return value
 
     def __repr__(self) -> str:
-        return f"Integer(minimum={self.minimum})"
+        return f"Integer(minimum={self.minimum}, maximum={self.right})"
 
 
 class Probability(Interval):

@@ -207,14 +207,24 @@ def test_multi_query_popcount_matches_brute_force(upper, monkeypatch):
     assert multi_query_popcount(tile, rowsel, masks, r0, c0, upper).tolist() == expected
 
 
-def test_pair_numbering_lives_in_encoding():
-    from dpgraph.graph import encoding, sparse
+def test_pair_numbering_lives_in_the_core():
+    """pair_count, pair_index and pair_from_index are defined once, in dpgraph.core.pairs
+    (the rows of a graph's database), and no module of the graph layer re-exports them."""
+    import ast
 
-    assert sparse.pair_count is encoding.pair_count
-    assert sparse.pair_index is encoding.pair_index
-    assert sparse.pair_from_index is encoding.pair_from_index
+    from dpgraph.core import pairs
+
+    names = {"pair_count", "pair_index", "pair_from_index"}
+    package = Path(dpgraph.__file__).parent
+    defined = {f.relative_to(package).as_posix() for f in package.rglob("*.py")
+               for node in ast.walk(ast.parse(f.read_text()))
+               if isinstance(node, ast.FunctionDef) and node.name in names}
+    assert defined == {"core/pairs.py"}
+    exported = {m.__name__ for m in (dpgraph.graph, dpgraph.graph.encoding, dpgraph.graph.sparse)
+                if names & set(getattr(m, "__all__", ()))}
+    assert exported == set()
     R = dpgraph.release(nx.path_graph(9), 1.0, seed=0)
-    assert R.number_of_pairs() == encoding.pair_count(9, False) == 36
+    assert R.number_of_pairs() == pairs.pair_count(9, False) == 36
 
 
 # ----------------------------------------------------------------------------- validation

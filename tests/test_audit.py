@@ -33,6 +33,7 @@ from fractions import Fraction
 import networkx as nx
 import numpy as np
 import pytest
+from _samplers import flip_mask
 
 import dpgraph
 from dpgraph.audit import (
@@ -49,7 +50,7 @@ from dpgraph.audit import (
 from dpgraph.core import MechanismE, Universe
 from dpgraph.core.probabilities import RRProbabilities, rr_probabilities
 from dpgraph.core.randomness import SeededRandom, resolve_random
-from dpgraph.core.sampling import flip_mask, rr_sample
+from dpgraph.core.sampling import rr_sample
 from dpgraph.graph.dense import release_packed
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row

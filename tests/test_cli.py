@@ -92,7 +92,7 @@ def test_seeded_release_warns(tmp_path, edgelist, capsys):
     (["cut", "{r}", "--S", "0,999"], "--S names 1 node"),
     (["cut", "{r}", "--S", "0", "--T", "abc"], "--T names 1 node"),
     (["cut", "{r}", "--S", " , "], "--S is empty"),
-    (["cut", "{r}", "--S", "@/nonexistent/file"], "cannot read"),
+    (["cut", "{r}", "--S", "@/nonexistent/file"], "node file /nonexistent/file: no such file"),
     (["cut", "{bad}", "--S", "0"], "not a dpgraph file"),
     (["release", "/nonexistent.txt", "-e", "1", "-o", "{out}"], "EDGELIST"),
     (["release", "{edges}", "-e", "1", "-o", "{out}"], "--nodes is required"),

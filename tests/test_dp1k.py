@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dpgraph.baselines import dp1k
-from dpgraph.baselines.dp1k import SENSITIVITY, _havel_hakimi, normalize_histogram
+from dpgraph.baselines.degree_histogram import SENSITIVITY, _havel_hakimi, normalize_histogram
 
 
 def _hist(G, n):

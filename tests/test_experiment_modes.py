@@ -157,7 +157,8 @@ def test_textbook_variant_is_plain_update_with_average(ratings, monkeypatch):
         return real(*a, **kw)
 
     monkeypatch.setattr(H, "mwem_statistical", spy)
-    res = H.heterogeneity(ratings, h_values=(1,), runs=1, update="plain", average=True, **SMALL)
+    res = H.heterogeneity(ratings, h_values=(1,), runs=1,
+                          mwem={"update": "plain", "average": True}, **SMALL)
     assert set(seen) == {("plain", None, True)}
     assert res.name == "heterogeneity-textbook" and res.meta["mwem_variant"] == "textbook"
     assert mwem_label("replay", 1, False) == "replay-1-pass"

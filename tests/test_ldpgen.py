@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from dpgraph.baselines import ldpgen
-from dpgraph.baselines.ldpgen import choose_k1
+from dpgraph.baselines.local_generation import choose_k1
 
 
 def _degree_vectors(G, lab):
@@ -35,7 +35,7 @@ def test_budget_split_sums_to_epsilon_and_validation():
         ldpgen(G, 1.0, split=(1, 1, 1))
     with pytest.raises(ValueError, match="k0"):
         ldpgen(G, 1.0, k0=0)
-    with pytest.raises(ValueError, match="k1"):
+    with pytest.raises(TypeError, match="k1"):  # a wrong type is a TypeError
         ldpgen(G, 1.0, k1=1.5)
 
 

@@ -199,8 +199,13 @@ def test_a_deleted_or_replaced_file_refuses_charges(tmp_path):
 
 
 def test_temporary_files_are_private_and_leftovers_removed(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
     path = tmp_path / "budget.json"
-    leftover = tmp_path / ".budget.json.tmp-killed"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    leftover = tmp_path / f".budget.json.dpgraph-tmp-{dead}-abcd1234"  # its process is gone
     leftover.write_text("{}")
     L = PrivacyLedger.open(path, total_epsilon=1.0)
     assert not leftover.exists(), "a killed save's temporary file was kept"

@@ -15,6 +15,7 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from _triangle_reference import dense_triangle_statistics
 
 import dpgraph
 from dpgraph.core import Channel
@@ -24,7 +25,6 @@ from dpgraph.graph import analytics as an
 from dpgraph.graph.analytics import motifs, triangle_counting, triangle_planning
 from dpgraph.graph.analytics._shared import _cache
 from dpgraph.graph.analytics.triangle_planning import CostLimitError, triangle_plan
-from dpgraph.graph.analytics.triangle_reference import dense_triangle_statistics
 from dpgraph.graph.encoding import encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
 

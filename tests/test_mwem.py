@@ -120,7 +120,7 @@ def test_plain_update_is_not_a_single_replay():
 
 
 def test_update_validation():
-    with pytest.raises(ValueError, match="update must be 'plain' or 'replay'"):
+    with pytest.raises(ValueError, match="update must be one of 'plain', 'replay'"):
         mwem(np.ones(3), np.eye(3), 1.0, update="textbook")
     with pytest.raises(ValueError, match="applies to update='replay' only"):
         mwem(np.ones(3), np.eye(3), 1.0, update="plain", passes=3)
@@ -206,7 +206,7 @@ def test_mwem_validation():
 def test_subdatabase_answer_is_exactly_the_sum_of_its_parts(monkeypatch):
     """With MWEM replaced by the identity (synthetic = true histogram), the
     combined answer equals the statistical query evaluated by the core."""
-    m = importlib.import_module("dpgraph.baselines.mwem")
+    m = importlib.import_module("dpgraph.baselines.multiplicative_weights")
 
     def exact(B, Q, epsilon, T, **kw):
         return m.MWEMResult(np.asarray(B, float), np.zeros(1, int), np.zeros(1))
@@ -223,7 +223,7 @@ def test_subdatabase_answer_is_exactly_the_sum_of_its_parts(monkeypatch):
 
 
 def test_subdatabase_runs_each_part_with_full_epsilon(monkeypatch):
-    m = importlib.import_module("dpgraph.baselines.mwem")
+    m = importlib.import_module("dpgraph.baselines.multiplicative_weights")
 
     seen = {}
     real = m.mwem

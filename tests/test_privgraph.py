@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dpgraph.baselines.privgraph import community_statistics, privgraph
+from dpgraph.baselines.community_model import community_statistics, privgraph
 
 
 def test_budget_sums_to_epsilon_and_validation():

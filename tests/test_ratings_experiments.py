@@ -157,7 +157,7 @@ def test_exp_mech_blocked_sampler_across_blocks():
 
     from scipy import stats
 
-    m = importlib.import_module("dpgraph.baselines.mwem")
+    m = importlib.import_module("dpgraph.baselines.multiplicative_weights")
     Q, G = 2100, 4000
     logits = np.full((G, Q), -60.0)
     logits[:, 5], logits[:, 1100], logits[:, 2099] = 0.0, np.log(2.0), np.log(3.0)

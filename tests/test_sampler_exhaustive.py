@@ -22,12 +22,12 @@ import math
 
 import numpy as np
 import pytest
+from _samplers import flip_mask
 
 from dpgraph.core.probabilities import rr_probabilities
 from dpgraph.core.randomness import RandomSource
 from dpgraph.core.sampling import (
     bernoulli_words,
-    flip_mask,
     kary_words,
     rr_sample,
     uniform_integers,

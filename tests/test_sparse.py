@@ -10,16 +10,20 @@ import pytest
 from scipy import stats
 
 import dpgraph
-from dpgraph.core import SecureRandom, SeededRandom, rr_probabilities
+from dpgraph.core import (
+    SecureRandom,
+    SeededRandom,
+    pair_count,
+    pair_from_index,
+    pair_index,
+    rr_probabilities,
+)
 from dpgraph.core.sampling import geometric
 from dpgraph.graph.encoding import EncodedGraph, NodeIndex, encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
 from dpgraph.graph.sparse import (
     SparseAdjacency,
     bernoulli_positions,
-    pair_count,
-    pair_from_index,
-    pair_index,
     release_sparse,
     subsampled_probabilities,
 )

@@ -10,7 +10,7 @@ import pytest
 import scipy.stats
 from scipy.stats import chisquare
 
-from dpgraph.baselines.tmf import _tmf_traced, tmf, tmf_threshold
+from dpgraph.baselines.top_m_filter import _tmf_traced, tmf, tmf_threshold
 
 
 def test_privacy_split_and_validation():

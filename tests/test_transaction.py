@@ -32,7 +32,9 @@ def _calls(name: str) -> set[str]:
 
 
 def test_one_place_charges_a_ledger_and_warns_about_seeds():
-    assert _calls("charge") == {"core/transaction.py"}
+    # PrivacyLedger.charge (for users) validates epsilon and calls _charge, which the
+    # transaction calls with the epsilon it validated when it opened
+    assert (_calls("charge") | _calls("_charge")) - {"ledger.py"} == {"core/transaction.py"}
     assert _calls("warn_if_seeded") == {"core/transaction.py"}
 
 
@@ -61,6 +63,41 @@ def test_every_release_path_commits_once(commits, tmp_path):
 
     release_blockwise(G, 3.0, tmp_path / "b.zarr", tile=(64, 64))
     assert commits == [1.0, 1.5, 2.0, 3.0]
+
+
+def test_epsilon_is_validated_once_per_release_with_a_ledger(monkeypatch, tmp_path):
+    import sys
+
+    from dpgraph import validation
+
+    ledger = PrivacyLedger(100.0)
+    mechanism = MechanismE(Universe([1, 2, 3]), 2.0)
+    real = validation.check_epsilon
+    calls = []
+
+    def counting(*args, **kw):
+        calls.append(args[0])
+        return real(*args, **kw)
+
+    for mod in list(sys.modules.values()):
+        if (getattr(mod, "__name__", "") or "").startswith("dpgraph") and \
+                getattr(mod, "check_epsilon", None) is real:
+            monkeypatch.setattr(mod, "check_epsilon", counting)
+    G = nx.path_graph(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeededReleaseWarning)
+        dpgraph.release(G, 1.25, seed=0, ledger=ledger)
+        assert calls == [1.25]
+        dpgraph.release(G, 1.5, seed=0, keep=0.5, ledger=ledger)
+        mechanism.release(np.array([1, 2, 3]), seed=0, ledger=ledger)
+    assert calls == [1.25, 1.5, 2.0]
+    ledger.charge(0.5)  # a user's own charge is validated by the ledger
+    assert calls == [1.25, 1.5, 2.0, 0.5] and ledger.spent == 5.25
+    pytest.importorskip("zarr")
+    from dpgraph.graph.blockwise import release_blockwise
+
+    release_blockwise(G, 3.0, tmp_path / "b.zarr", tile=(64, 64), ledger=ledger)
+    assert calls == [1.25, 1.5, 2.0, 0.5, 3.0]
 
 
 def test_a_failed_check_charges_nothing(tmp_path):

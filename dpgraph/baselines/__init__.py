@@ -11,13 +11,25 @@
   realizing a noisy degree histogram, by Havel-Hakimi or a configuration model (edge-DP).
 - :func:`ldpgen`: LDPGen (Qin et al. 2017), users report noisy degree vectors to a clustering
   over two rounds, then a block Chung-Lu graph (edge local DP).
+
+Each lives in a module named for what it does (:mod:`.multiplicative_weights`,
+:mod:`.top_m_filter`, :mod:`.community_model`, :mod:`.degree_histogram`,
+:mod:`.local_generation`), so that the function ``dpgraph.baselines.tmf`` and
+its module are two names.
 """
 
-from .dp1k import DP1KResult, dp1k
-from .ldpgen import LDPGenResult, ldpgen
-from .mwem import DEFAULT_PASSES, DEFAULT_T, UPDATES, MWEMResult, mwem, mwem_statistical
-from .privgraph import PrivGraphResult, privgraph
-from .tmf import TmFResult, tmf
+from .community_model import PrivGraphResult, privgraph
+from .degree_histogram import DP1KResult, dp1k
+from .local_generation import LDPGenResult, ldpgen
+from .multiplicative_weights import (
+    DEFAULT_PASSES,
+    DEFAULT_T,
+    UPDATES,
+    MWEMResult,
+    mwem,
+    mwem_statistical,
+)
+from .top_m_filter import TmFResult, tmf
 
 __all__ = [
     "DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "DP1KResult", "LDPGenResult", "MWEMResult",

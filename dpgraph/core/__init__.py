@@ -6,6 +6,7 @@ database of its vertex pairs (K = 2) and a cut query is a statistical query.
 
 from .estimate import (
     RESOLVED_FRACTION,
+    Z95,
     BoundInterval,
     Estimate,
     FiellerInterval,
@@ -21,6 +22,7 @@ from .estimators import (
     unbiased_estimate,
 )
 from .mechanism import MechanismE
+from .pairs import pair_count, pair_from_index, pair_index
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
@@ -29,6 +31,7 @@ from .universe import Universe
 
 __all__ = [
     "RESOLVED_FRACTION",
+    "Z95",
     "BoundInterval",
     "Channel",
     "CountingQuery",
@@ -46,6 +49,9 @@ __all__ = [
     "count_estimate",
     "fieller_interval",
     "histogram_estimate",
+    "pair_count",
+    "pair_from_index",
+    "pair_index",
     "project",
     "resolve_random",
     "rr_probabilities",

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..ledger import PrivacyLedger
+from ..validation import InstanceOf, validate_params
 from .estimate import Estimate
 from .estimators import Channel
 from .probabilities import CertifiedRelease, RRProbabilities, rr_probabilities
@@ -50,11 +51,9 @@ class MechanismE(CertifiedRelease):
     True
     """
 
+    @validate_params(universe=InstanceOf(Universe, what="a dpgraph.core.Universe, e.g. "
+                                         "Universe([1, 2, 3, 4, 5])", example=Universe([0, 1])))
     def __init__(self, universe: Universe, epsilon: float) -> None:
-        if not isinstance(universe, Universe):
-            raise TypeError(
-                "universe must be a dpgraph.core.Universe, e.g. Universe([1, 2, 3, 4, 5])"
-            )
         self.universe = universe
         self.probabilities: RRProbabilities = rr_probabilities(epsilon, universe.K)
         self.channel: Channel = Channel.randomized_response(self.probabilities)

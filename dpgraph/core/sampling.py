@@ -24,41 +24,12 @@ __all__ = [
     "EXACT_MARGIN",
     "bernoulli_positions",
     "bernoulli_words",
-    "flip_mask",
     "geometric",
     "kary_words",
     "rr_sample",
     "uniform_integers",
     "value_bits",
 ]
-
-
-def flip_mask(n: int, numerator: int, source: RandomSource) -> np.ndarray:
-    """Independent Bernoulli(numerator / 2^64) draws.
-
-    Parameters
-    ----------
-    n : int
-        Number of draws.
-    numerator : int
-        0 <= numerator <= 2^64 - 1.
-    source : RandomSource
-        The stream the draws are taken from.
-
-    Returns
-    -------
-    numpy.ndarray of bool, shape (n,)
-        True where a draw is 1 (probability numerator / 2^64).
-
-    Examples
-    --------
-    >>> from dpgraph.core.randomness import SeededRandom
-    >>> flip_mask(5, 0, SeededRandom(1)).tolist()
-    [False, False, False, False, False]
-    """
-    if not 0 <= int(numerator) < 1 << 64:
-        raise ValueError("numerator must lie in [0, 2^64)")
-    return source.uint64(n) < np.uint64(numerator)
 
 
 def rr_sample(indices: np.ndarray, rr: RRProbabilities, source: RandomSource) -> np.ndarray:

@@ -123,7 +123,7 @@ class ReleaseTransaction:
                                "release")
         self._committed = True
         if self.ledger is not None:
-            self.ledger.charge(self.epsilon, label=label)
+            self.ledger._charge(self.epsilon, label)  # epsilon was validated at open
         warn_if_seeded(self._source, stacklevel=stacklevel + 1)
         return self._source
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_positive_int
+from ..validation import Integer, validate_params
 
 __all__ = ["Universe"]
 
@@ -70,6 +70,7 @@ class Universe:
             self._sorted = (arr[order], order)
 
     @classmethod
+    @validate_params(l=Integer(minimum=1, maximum=24))  # 2^24 values: tables fit in memory
     def binary(cls, l: int) -> Universe:
         """The paper's universe {0,1}^l, labelled by the integers 0..2^l - 1.
 
@@ -80,9 +81,6 @@ class Universe:
         >>> Universe.binary(3).K
         8
         """
-        l = check_positive_int(l, "l", minimum=1)
-        if l > 24:
-            raise ValueError(f"l={l} gives 2^l values; keep l <= 24 so tables fit in memory")
         return cls(range(1 << l))
 
     @property

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._frames import drops_input_frames
 from ..graph.edgelist import int_column, read_table_chunks
+from ..validation import Boolean, Integer, Options, validate_params
 from .registry import REGISTRY, available, fetch  # noqa: F401 (available: used by the doctests)
 
 __all__ = [
@@ -32,7 +33,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _int_table(path: Path, label: str, columns: int, exact: bool = False,
-               ) -> tuple[np.ndarray, np.ndarray]:
+               delimiter: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The first ``columns`` integer columns of a file and the line of every row.
 
     Read through dpgraph's one edge-list reader
@@ -40,7 +41,7 @@ def _int_table(path: Path, label: str, columns: int, exact: bool = False,
     comment lines, gzip, line numbers in errors, never content).
     """
     tables, lines = [], []
-    for chunk in read_table_chunks(path, columns=columns, exact=exact):
+    for chunk in read_table_chunks(path, columns=columns, exact=exact, delimiter=delimiter):
         tables.append(np.column_stack([int_column(c, chunk.lines, label)
                                        for c in chunk.columns]))
         lines.append(chunk.lines)
@@ -71,6 +72,7 @@ def _resolve_source(path_or_name: Any, arg: str) -> tuple[Path, str]:
 
 
 @drops_input_frames
+@validate_params(directed=Boolean(), self_loops=Options("error", "drop"))
 def snap_edgelist(
     path_or_name: PathLike, directed: bool = False, self_loops: str = "error"
 ) -> Any:
@@ -114,10 +116,6 @@ def snap_edgelist(
     """
     import networkx as nx
 
-    if self_loops not in ("error", "drop"):
-        raise ValueError(f"self_loops must be 'error' or 'drop', got {self_loops!r}")
-    if not isinstance(directed, (bool, np.bool_)):
-        raise TypeError(f"directed must be a bool, got {type(directed).__name__}")
     path, label = _resolve_source(path_or_name, "path_or_name")
     edges, lines = _int_table(path, label, 2)
     if (edges < 0).any():
@@ -137,65 +135,49 @@ def snap_edgelist(
     return G
 
 
+_LOADER_SECTIONS = """
+    Returns
+    -------
+    networkx.{kind}
+        Named ``"{name}"`` (in ``G.graph["name"]``).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        The registered ``"{dataset}"`` file is not present and cannot be
+        downloaded (see :func:`fetch`).
+
+    Examples
+    --------
+    >>> G = {func}()  # doctest: +SKIP
+    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
+    {shape}
+"""
+
+
+def _registered_graph(dataset: str, name: str, kind: str, shape: tuple[int, int]) -> Any:
+    """Decorator of a loader of one registered graph: its docstring's common sections."""
+    def decorate(func: Any) -> Any:
+        func.__doc__ = func.__doc__.rstrip() + "\n" + _LOADER_SECTIONS.format(
+            kind=kind, name=name, dataset=dataset, func=func.__name__, shape=shape) + "    "
+        return func
+    return decorate
+
+
+@_registered_graph("facebook", "SNAP ego-Facebook", "Graph", (4039, 88234))
 def facebook() -> Any:
     """Load SNAP ego-Facebook as an undirected ``networkx.Graph``.
 
     4039 nodes (ids 0..4038), 88234 edges; the file is checked against its
     published SHA-256.  Cite McAuley & Leskovec, "Learning to Discover Social
     Circles in Ego Networks", NIPS 2012.
-
-    Returns
-    -------
-    networkx.Graph
-        Named ``"SNAP ego-Facebook"`` (in ``G.graph["name"]``).
-
-    Raises
-    ------
-    DatasetNotFoundError
-        The registered ``"facebook"`` file is not present and cannot be
-        downloaded (see :func:`fetch`).
-
-    Examples
-    --------
-    >>> G = facebook()  # doctest: +SKIP
-    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
-    (4039, 88234)
     """
     G = snap_edgelist("facebook")
     G.graph["name"] = "SNAP ego-Facebook"
     return G
 
 
-def _csv_int_table(path: Path, columns: int, source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Integer rows of a comma-separated file (plain or gzip) and their line numbers.
-
-    Errors name the line, never its content.
-    """
-    import gzip
-
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    try:
-        if gz:
-            with gzip.open(path, "rb") as fh:
-                data = fh.read()
-        else:
-            data = Path(path).read_bytes()
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"could not read {source}: {type(exc).__name__}") from None
-    lines = np.array(data.replace(b"\r", b"").split(b"\n"))
-    numbers = np.arange(1, lines.size + 1)
-    keep = np.char.str_len(lines) > 0
-    lines, numbers = lines[keep], numbers[keep]
-    bad = np.flatnonzero(np.char.count(lines, b",") != columns - 1)
-    if bad.size:
-        raise ValueError(f"{source}, line {int(numbers[bad[0]])}: expected {columns} "
-                         "comma-separated columns")
-    tokens = np.array(b",".join(lines).split(b",")) if lines.size else np.zeros(0, dtype="S1")
-    values = int_column(tokens, np.repeat(numbers, columns), source)
-    return values.reshape(-1, columns), numbers
-
-
+@_registered_graph("bitcoin-alpha", "SNAP Bitcoin Alpha", "DiGraph", (3783, 24186))
 def bitcoin_alpha() -> Any:
     """Load SNAP Bitcoin Alpha, a signed, weighted trust network, as a ``networkx.DiGraph``.
 
@@ -207,28 +189,11 @@ def bitcoin_alpha() -> Any:
     ``source,target,rating,time``) is checked against its registered
     SHA-256.  Cite S. Kumar, F. Spezzano, V. S. Subrahmanian, C. Faloutsos,
     "Edge Weight Prediction in Weighted Signed Networks", ICDM 2016.
-
-    Returns
-    -------
-    networkx.DiGraph
-        Named ``"SNAP Bitcoin Alpha"`` (in ``G.graph["name"]``).
-
-    Raises
-    ------
-    DatasetNotFoundError
-        The registered ``"bitcoin-alpha"`` file is not present and cannot be
-        downloaded (see :func:`fetch`).
-
-    Examples
-    --------
-    >>> G = bitcoin_alpha()  # doctest: +SKIP
-    >>> G.number_of_nodes(), G.number_of_edges()  # doctest: +SKIP
-    (3783, 24186)
     """
     import networkx as nx
 
     path, source = _resolve_source("bitcoin-alpha", "bitcoin_alpha")
-    table, lines = _csv_int_table(path, 4, source)
+    table, lines = _int_table(path, source, 4, exact=True, delimiter=",")
     u, v, rating, time = (table[:, k] for k in range(4))
     bad = np.flatnonzero((u == v) | (rating == 0) | (np.abs(rating) > 10))
     if bad.size:
@@ -243,6 +208,7 @@ def bitcoin_alpha() -> Any:
     return G
 
 
+@validate_params(departments=Boolean())
 def email_eu_core(departments: bool = False) -> Any:
     """Load SNAP email-Eu-core as an undirected ``networkx.Graph``.
 
@@ -277,8 +243,6 @@ def email_eu_core(departments: bool = False) -> Any:
     """
     import networkx as nx
 
-    if not isinstance(departments, (bool, np.bool_)):
-        raise TypeError(f"departments must be a bool, got {type(departments).__name__}")
     D = snap_edgelist("email-eu-core", directed=True, self_loops="drop")
     path = fetch("email-eu-core-departments")
     table, _ = _int_table(path, path.name, 2, exact=True)
@@ -338,6 +302,7 @@ class Ratings:
 
 
 @drops_input_frames
+@validate_params(max_rating=Integer(minimum=2))
 def read_ratings(path: PathLike, max_rating: int = 5) -> Ratings:
     """Read a MovieLens-style ratings file: ``user item rating timestamp`` per line.
 
@@ -367,10 +332,6 @@ def read_ratings(path: PathLike, max_rating: int = 5) -> Ratings:
     >>> r.rating.tolist()
     [5, 3]
     """
-    if isinstance(max_rating, (bool, np.bool_)) or not isinstance(max_rating, (int, np.integer)):
-        raise TypeError(f"max_rating must be an int, got {type(max_rating).__name__}")
-    if max_rating < 2:
-        raise ValueError(f"max_rating must be >= 2, got {max_rating}")
     path, label = _resolve_source(path, "path")
     table, lines = _int_table(path, label, 4, exact=True)
     if table.shape[0] == 0:
@@ -419,6 +380,7 @@ def movielens_100k() -> Ratings:
     return read_ratings(fetch("movielens-100k"), max_rating=5)
 
 
+@validate_params(min_shared=Integer(minimum=1))
 def movielens_cofans(min_shared: int = 5) -> Any:
     """MovieLens 100K users as a graph: linked when both gave five stars to enough common movies.
 
@@ -444,9 +406,6 @@ def movielens_cofans(min_shared: int = 5) -> Any:
     import networkx as nx
     import scipy.sparse as sp
 
-    if isinstance(min_shared, (bool, np.bool_)) or not isinstance(min_shared, (int, np.integer)) \
-            or min_shared < 1:
-        raise ValueError(f"min_shared must be a positive integer, got {min_shared!r}")
     r = movielens_100k()
     users = np.unique(r.user)
     u = np.searchsorted(users, r.user)

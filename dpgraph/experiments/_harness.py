@@ -29,16 +29,22 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from dpgraph.baselines import DEFAULT_T, UPDATES
+from dpgraph.cli_types import add_command
 from dpgraph.exceptions import SeededReleaseWarning
-from dpgraph.validation import check_positive_int
+from dpgraph.validation import Boolean, Epsilon, Integer, Optional, Options
 
 __all__ = [
+    "MOVIES",
+    "RUN",
     "ExperimentResult",
     "add_common_options",
     "deliberately_seeded",
+    "experiment_parser",
     "loglog_slope",
     "mean_sem",
     "mwem_label",
+    "mwem_meta",
     "mwem_options",
     "print_summary",
     "progress_bar",
@@ -137,16 +143,39 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(coef[0]), se
 
 
-def mwem_options(T: Any, update: str, passes: int | None,
-                 average: bool) -> tuple[int, dict[str, Any]]:
-    """MWEM's rounds ``T``, checked, and its other options as keywords of :func:`dpgraph.baselines.mwem`.
+#: Declared constraints of the arguments every ratings experiment takes.
+RUN = dict(epsilon=Epsilon(), runs=Integer(), seed=Integer(minimum=0), progress=Boolean())
+#: ... and of the movie experiments' (heterogeneity, total budget).
+MOVIES = dict(n_movies=Integer(), n_queries=Integer())
+
+
+def mwem_options(mwem: dict[str, Any] | None) -> tuple[int, dict[str, Any]]:
+    """MWEM's rounds ``T`` and its other options (keywords of :func:`dpgraph.baselines.mwem`).
+
+    ``mwem`` is an experiment's ``mwem=`` argument: ``T`` (rounds, default
+    10), ``update`` ("replay" or "plain"), ``passes`` and ``average``, each
+    optional; checked here, before any run.
 
     Examples
     --------
-    >>> mwem_options(20, "replay", None, False)
+    >>> mwem_options({"T": 20})
     (20, {'update': 'replay', 'passes': None, 'average': False})
     """
-    return check_positive_int(T, "T"), {"update": update, "passes": passes, "average": average}
+    opts = dict(mwem or {})
+    unknown = sorted(set(opts) - {"T", "update", "passes", "average"})
+    if unknown:
+        raise TypeError(f"mwem: unknown option(s) {unknown}; MWEM's options are T, update, "
+                        "passes and average")
+    T = Integer(minimum=1)(opts.get("T", DEFAULT_T), "mwem['T']")
+    return T, {"update": Options(*UPDATES)(opts.get("update", "replay"), "mwem['update']"),
+               "passes": Optional(Integer(minimum=1))(opts.get("passes"), "mwem['passes']"),
+               "average": Boolean()(opts.get("average", False), "mwem['average']")}
+
+
+def mwem_meta(T: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    """The entries of an experiment's meta that say which MWEM ran (see :func:`mwem_options`)."""
+    return {"mwem_variant": mwem_label(**kw), "mwem_T": T, "mwem_update": kw["update"],
+            "mwem_passes": kw["passes"], "mwem_average": kw["average"]}
 
 
 def mwem_label(update: str, passes: int | None, average: bool) -> str:
@@ -234,6 +263,26 @@ def run_and_report(fn: Callable[..., ExperimentResult], args: argparse.Namespace
     paths = write_outputs(res, args.out)
     print_summary(res, paths)
     return 0
+
+
+def experiment_parser(subparsers: Any, name: str, func: Callable[[argparse.Namespace], int], *,
+                      help: str, doc: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``dpgraph experiment NAME``, which runs ``func(args)`` and writes to ``--out``.
+
+    Its description is the second paragraph of ``doc`` (the experiment
+    module's docstring), else ``help``; add the experiment's own options.
+
+    Examples
+    --------
+    >>> sub = argparse.ArgumentParser().add_subparsers()
+    >>> p = experiment_parser(sub, "demo", print, help="an experiment")
+    >>> p.prog.endswith("demo"), p.parse_args(["--out", "o"]).out
+    (True, 'o')
+    """
+    p = add_command(subparsers, name, func, help=help,
+                    description=doc.split("\n\n")[1] if doc else help)
+    p.add_argument("--out", required=True, help="output folder for the CSV, JSON and PNG files")
+    return p
 
 
 def add_common_options(p: argparse.ArgumentParser) -> None:

@@ -63,15 +63,16 @@ def _record(name: str, est: Any, truth: float) -> dict:
 def run_graph(G: Any, graph: str, eps: float, reps: int, seed0: int = 0,
               truth: dict | None = None) -> list[dict]:
     """Rows (one per statistic and release) for one graph at one epsilon."""
-    import dpgraph
+    from ..exceptions import SeededReleaseWarning
+    from ..graph import release
 
     truth = truths(G) if truth is None else truth
     rows = []
     nodes = list(G.nodes())
     for r in range(reps):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", dpgraph.SeededReleaseWarning)
-            R = dpgraph.release(G, eps, seed=seed0 + r)
+            warnings.simplefilter("ignore", SeededReleaseWarning)
+            R = release(G, eps, seed=seed0 + r)
         t0 = time.perf_counter()
         recs = [
             _record("edges", R.number_of_edges(), truth["edges"]),

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ._harness import experiment_parser
+
 __all__ = ["PAPER_RELATIVE_ERROR", "SIZES", "register", "run"]
 
 #: |V| of the paper's subgraphs and its Table "Relative error for cut queries".
@@ -106,9 +108,8 @@ def run(
     >>> [r["nodes"] for r in rows], rows[0]["queries"]
     ([20, 34], 5)
     """
-    import dpgraph
-
     from ..bounds import cut_upper
+    from ..graph import release
     from ..validation import check_epsilon, check_positive_int
     from ._harness import quiet_seeded
 
@@ -141,7 +142,7 @@ def run(
             rel_seq, q_seq = run_seq.spawn(2)
             rseed = None if seed is None else np.random.default_rng(rel_seq)
             with quiet_seeded():  # seeded on purpose: a reproducible figure
-                R = dpgraph.release(H, epsilon, seed=rseed)
+                R = release(H, epsilon, seed=rseed)
             qrng = np.random.default_rng(q_seq)
             perms = np.argsort(qrng.random((queries, nv)), axis=1)
             members = np.zeros((queries, nv), dtype=bool)
@@ -247,21 +248,11 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``facebook-cuts`` to the ``dpgraph experiment`` subparsers.
-
-    Examples
-    --------
-    >>> import argparse
-    >>> sub = argparse.ArgumentParser().add_subparsers()
-    >>> register(sub).prog.endswith("facebook-cuts")
-    True
-    """
-    p = experiment_subparsers.add_parser(
-        "facebook-cuts",
-        help="the paper's section VI-B: cut-query error on ego-Facebook subgraphs",
-        description=__doc__.split("\n\n")[1],
-    )
-    p.add_argument("--out", required=True, help="output directory for CSV and PNG")
+    """Add ``facebook-cuts`` to the ``dpgraph experiment`` subparsers (see
+    :func:`~dpgraph.experiments._harness.experiment_parser`)."""
+    p = experiment_parser(
+        experiment_subparsers, "facebook-cuts", _main, doc=__doc__,
+        help="the paper's section VI-B: cut-query error on ego-Facebook subgraphs")
     p.add_argument("--runs", type=int, default=10, help="independent releases per size (default 10)")
     p.add_argument("--queries", type=int, default=100, help="random half cuts per run (default 100)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter (default 1)")
@@ -270,7 +261,6 @@ def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
                         "seeded on purpose, so they do not emit SeededReleaseWarning)")
     p.add_argument("--quick", action="store_true", help="two sizes, 2 runs, 10 queries (for tests)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=_main)
     return p
 
 

@@ -23,25 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.baselines.mwem import DEFAULT_T, mwem_statistical
+from dpgraph.baselines import mwem_statistical
 from dpgraph.core import MechanismE, StatisticalQuery
-from dpgraph.experiments._harness import (
-    ExperimentResult,
-    deliberately_seeded,
-    mean_sem,
-    mwem_label,
-    mwem_options,
-    progress_bar,
-)
-from dpgraph.experiments.ratings_data import (
-    RATING_UNIVERSE,
-    STAND_IN_NOTE,
-    random_row_functions,
-    split_units,
-    top_movies,
-    user_span,
-)
-from dpgraph.validation import check_epsilon, check_positive_int
+from dpgraph.experiments import _harness as harness
+from dpgraph.experiments import ratings_data as data
+from dpgraph.validation import Integer, check_positive_int, validate_params
 
 __all__ = ["DEFAULT_T_GRID", "check_h_values", "choose_T", "draw_workload", "heterogeneity",
            "mwem_errors"]
@@ -88,7 +74,7 @@ def draw_workload(
         ``(n_queries, h, 5)`` row function of each query on each group.
     """
     group_of_unit = rng.permutation(np.arange(n_units) % h)
-    return group_of_unit, random_row_functions(rng, (n_queries, h))
+    return group_of_unit, data.random_row_functions(rng, (n_queries, h))
 
 
 def mwem_errors(
@@ -119,11 +105,11 @@ def mwem_errors(
 
 
 def _units(ratings: Any, n_movies: int, user_buckets: int, offset: int = 0) -> Any:
-    labels, movie, user = top_movies(ratings, n_movies, offset=offset)
-    return labels, split_units(movie, user, user_buckets), user
+    labels, movie, user = data.top_movies(ratings, n_movies, offset=offset)
+    return labels, data.split_units(movie, user, user_buckets), user
 
 
-@deliberately_seeded
+@harness.deliberately_seeded
 def choose_T(
     ratings: Any,
     *,
@@ -156,7 +142,7 @@ def choose_T(
     labels, unit, _ = _units(ratings, n_movies, user_buckets, offset=n_movies)
     n_units = n_movies * user_buckets
     hs = check_h_values(h_values, n_units)
-    U = RATING_UNIVERSE
+    U = data.RATING_UNIVERSE
     values = U.encode(labels)
     root = np.random.SeedSequence([seed, _HELDOUT_KEY])
     table = []
@@ -183,7 +169,8 @@ def choose_T(
     return chosen, table
 
 
-@deliberately_seeded
+@harness.deliberately_seeded
+@validate_params(**harness.RUN, **harness.MOVIES, user_buckets=Integer(), heldout_runs=Integer())
 def heterogeneity(
     ratings: Any,
     *,
@@ -193,16 +180,13 @@ def heterogeneity(
     n_queries: int = 200,
     runs: int = 20,
     epsilon: float = 1.0,
-    T: int = DEFAULT_T,
-    update: str = "replay",
-    passes: int | None = None,
-    average: bool = False,
+    mwem: dict[str, Any] | None = None,
     heldout_T: Sequence[int] | None = None,
     heldout_runs: int = 5,
     seed: int = 0,
     progress: bool = True,
-    note: str = STAND_IN_NOTE,
-) -> ExperimentResult:
+    note: str = data.STAND_IN_NOTE,
+) -> harness.ExperimentResult:
     """Worst-case |error| of statistical queries with h distinct row functions.
 
     Parameters
@@ -220,9 +204,10 @@ def heterogeneity(
     n_queries, runs : int
         200 queries per h, 20 runs in the paper.
     epsilon : float, default 1
-    T, update, passes, average
-        MWEM parameters (:func:`dpgraph.baselines.mwem`); ``T`` is ignored
-        when ``heldout_T`` is given.
+    mwem : dict, optional
+        MWEM's options, keywords of :func:`dpgraph.baselines.mwem`: ``T``
+        (rounds, default 10; ignored when ``heldout_T`` is given),
+        ``update`` ("replay" or "plain"), ``passes``, ``average``.
     heldout_T : sequence of int, optional
         A grid of T values: choose T per h (and per adaptation) on held-out
         movies with :func:`choose_T` (``heldout_runs`` runs), then evaluate.
@@ -241,12 +226,7 @@ def heterogeneity(
     ValueError
         h not a power of 2, or larger than the number of movies.
     """
-    epsilon = check_epsilon(epsilon)
-    runs = check_positive_int(runs, "runs")
-    T, mwem_kw = mwem_options(T, update, passes, average)
-    n_movies = check_positive_int(n_movies, "n_movies")
-    user_buckets = check_positive_int(user_buckets, "user_buckets")
-    n_queries = check_positive_int(n_queries, "n_queries")
+    T, mwem_kw = harness.mwem_options(mwem)
     n_units = n_movies * user_buckets
     hs = check_h_values(h_values, n_units)
     chosen: dict[int, dict[str, int]] = {h: {"function": T, "unit": T} for h in hs}
@@ -254,17 +234,17 @@ def heterogeneity(
     if heldout_T is not None:
         chosen, heldout_table = choose_T(
             ratings, grid=heldout_T, h_values=hs, n_movies=n_movies, user_buckets=user_buckets,
-            n_queries=n_queries, runs=check_positive_int(heldout_runs, "heldout_runs"),
+            n_queries=n_queries, runs=heldout_runs,
             epsilon=epsilon, mwem_kw=mwem_kw, seed=seed)
     labels, unit, user = _units(ratings, n_movies, user_buckets)
-    span, most_rows = user_span(unit, user)
-    U = RATING_UNIVERSE
+    span, most_rows = data.user_span(unit, user)
+    U = data.RATING_UNIVERSE
     M = MechanismE(U, epsilon)
     values = U.encode(labels)
     n = int(values.size)
     root = np.random.SeedSequence(seed)
     rows: list[dict[str, Any]] = []
-    bar = progress_bar(runs * len(hs), "heterogeneity", progress)
+    bar = harness.progress_bar(runs * len(hs), "heterogeneity", progress)
     for r, ss in enumerate(root.spawn(runs)):
         rel_ss, *h_ss = ss.spawn(1 + len(hs))
         Y = M.release(labels, seed=np.random.default_rng(rel_ss))
@@ -294,7 +274,7 @@ def heterogeneity(
         sel = [row for row in rows if row["h"] == h]
         entry: dict[str, Any] = {"h": h, "n": n}
         for key in keys:
-            entry[key], entry[key + "_sem"] = mean_sem([row[key] for row in sel])
+            entry[key], entry[key + "_sem"] = harness.mean_sem([row[key] for row in sel])
         entry["mwem_function_T"] = chosen[h]["function"]
         entry["mwem_unit_T"] = chosen[h]["unit"]
         summary.append(entry)
@@ -313,11 +293,7 @@ def heterogeneity(
         "user_buckets": user_buckets,
         "n_queries": n_queries,
         "runs": runs,
-        "mwem_variant": mwem_label(update, passes, average),
-        "mwem_T": T if heldout_T is None else "chosen per h on held-out movies",
-        "mwem_update": update,
-        "mwem_passes": passes,
-        "mwem_average": average,
+        **harness.mwem_meta(T if heldout_T is None else "chosen per h on held-out movies", mwem_kw),
         "heldout_T_grid": None if heldout_T is None else [int(t) for t in heldout_T],
         "heldout_table": heldout_table,
         "seed": seed,
@@ -337,10 +313,10 @@ def heterogeneity(
         name += "-" + meta["mwem_variant"]
     if heldout_T is not None:
         name += "-heldout-T"
-    return ExperimentResult(name, rows, summary, meta, _plot)
+    return harness.ExperimentResult(name, rows, summary, meta, _plot)
 
 
-def _plot(ax: Any, res: ExperimentResult) -> None:
+def _plot(ax: Any, res: harness.ExperimentResult) -> None:
     s = res.summary
     h = [x["h"] for x in s]
     variant = res.meta["mwem_variant"]

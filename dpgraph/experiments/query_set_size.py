@@ -14,24 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.baselines.mwem import DEFAULT_T, mwem
+from dpgraph.baselines import mwem
 from dpgraph.core import MechanismE, unbiased_estimate
-from dpgraph.experiments._harness import (
-    ExperimentResult,
-    deliberately_seeded,
-    mean_sem,
-    mwem_label,
-    mwem_options,
-    progress_bar,
-    quiet_seeded,
-)
-from dpgraph.experiments.ratings_data import (
-    RATING_UNIVERSE,
-    STAND_IN_NOTE,
-    pack_databases,
-    random_row_functions,
-)
-from dpgraph.validation import check_epsilon, check_positive_int
+from dpgraph.experiments import _harness as harness
+from dpgraph.experiments import ratings_data as data
+from dpgraph.validation import Integer, check_positive_int, validate_params
 
 __all__ = ["QUERY_CHUNK", "e_answers", "query_set_size", "worst_linear_errors"]
 
@@ -84,7 +71,7 @@ def _qss_run(r: int, ss: np.random.SeedSequence, **kwargs: Any) -> tuple[list[di
     The keyword arguments are those of :func:`_qss_run_body`, run here with the
     seeded-source warning silenced (worker processes do not inherit the filter).
     """
-    with quiet_seeded():
+    with harness.quiet_seeded():
         return _qss_run_body(r, ss, **kwargs)
 
 
@@ -100,10 +87,10 @@ def _qss_run_body(
     T: int,
     mwem_kw: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], list[int]]:
-    U = RATING_UNIVERSE
+    U = data.RATING_UNIVERSE
     M = MechanismE(U, epsilon)
     pack_ss, rel_ss, *size_ss = ss.spawn(2 + len(sizes))
-    dbs = pack_databases(ratings, n_databases, *rows_range, np.random.default_rng(pack_ss))
+    dbs = data.pack_databases(ratings, n_databases, *rows_range, np.random.default_rng(pack_ss))
     rel_rng = np.random.default_rng(rel_ss)
     hist_true = np.stack([np.bincount(U.encode(d), minlength=U.K) for d in dbs]).astype(float)
     # one release per database, reused for every query set: E is query-set independent
@@ -114,7 +101,7 @@ def _qss_run_body(
     rows = []
     for size, qss in zip(sizes, size_ss):
         rng = np.random.default_rng(qss)
-        F = random_row_functions(rng, (size,))
+        F = data.random_row_functions(rng, (size,))
         syn = mwem(hist_true, F, epsilon, T, **mwem_kw, seed=rng).histogram
 
         def mwem_answer(Fc: np.ndarray, syn: np.ndarray = syn) -> np.ndarray:
@@ -127,7 +114,8 @@ def _qss_run_body(
     return rows, [int(d.size) for d in dbs]
 
 
-@deliberately_seeded
+@harness.deliberately_seeded
+@validate_params(**harness.RUN, n_databases=Integer(), jobs=Integer())
 def query_set_size(
     ratings: Any,
     *,
@@ -136,15 +124,12 @@ def query_set_size(
     rows_range: tuple[int, int] = (1000, 2000),
     runs: int = 20,
     epsilon: float = 1.0,
-    T: int = DEFAULT_T,
-    update: str = "replay",
-    passes: int | None = None,
-    average: bool = False,
+    mwem: dict[str, Any] | None = None,
     seed: int = 0,
     progress: bool = True,
     jobs: int = 1,
-    note: str = STAND_IN_NOTE,
-) -> ExperimentResult:
+    note: str = data.STAND_IN_NOTE,
+) -> harness.ExperimentResult:
     """Worst-case |error| over a random linear query set of growing size.
 
     Each run packs ``n_databases`` disjoint databases of ``rows_range``
@@ -160,7 +145,7 @@ def query_set_size(
     n_databases : int, default 50
     rows_range : (int, int), default (1000, 2000)
     runs : int, default 20
-    epsilon, T, update, passes, average, seed, progress
+    epsilon, mwem, seed, progress
         See :func:`dpgraph.experiments.heterogeneity.heterogeneity`.
     jobs : int, default 1
         Worker processes (runs are independent; results do not depend on it).
@@ -169,17 +154,14 @@ def query_set_size(
     -------
     ExperimentResult
     """
-    epsilon = check_epsilon(epsilon)
-    runs = check_positive_int(runs, "runs")
-    T, mwem_kw = mwem_options(T, update, passes, average)
+    T, mwem_kw = harness.mwem_options(mwem)
     sizes = [check_positive_int(int(s), "sizes") for s in sizes]
     if not sizes:
         raise ValueError("sizes is empty; pass e.g. (64, 128)")
-    jobs = check_positive_int(jobs, "jobs")
     root = np.random.SeedSequence(seed)
     rows: list[dict[str, Any]] = []
     db_sizes: list[int] = []
-    bar = progress_bar(runs, "query-set-size (runs)", progress)
+    bar = harness.progress_bar(runs, "query-set-size (runs)", progress)
     task = {"ratings": ratings, "sizes": sizes, "n_databases": n_databases,
             "rows_range": rows_range, "epsilon": epsilon, "T": T, "mwem_kw": mwem_kw}
     if jobs == 1:
@@ -202,7 +184,7 @@ def query_set_size(
         sel = [row for row in rows if row["queries"] == size]
         entry: dict[str, Any] = {"queries": size}
         for key in ("E_worst_abs", "mwem_worst_abs"):
-            entry[key], entry[key + "_sem"] = mean_sem([row[key] for row in sel])
+            entry[key], entry[key + "_sem"] = harness.mean_sem([row[key] for row in sel])
         summary.append(entry)
     e = np.array([s["E_worst_abs"] for s in summary])
     m = np.array([s["mwem_worst_abs"] for s in summary])
@@ -213,11 +195,7 @@ def query_set_size(
         "rows_range": list(rows_range),
         "database_sizes_last_run": db_sizes,
         "runs": runs,
-        "mwem_variant": mwem_label(update, passes, average),
-        "mwem_T": T,
-        "mwem_update": update,
-        "mwem_passes": passes,
-        "mwem_average": average,
+        **harness.mwem_meta(T, mwem_kw),
         "jobs": jobs,
         "seed": seed,
         "targets": {
@@ -231,7 +209,7 @@ def query_set_size(
     name = "query-set-size"
     if meta["mwem_variant"] != "replay":
         name += "-" + meta["mwem_variant"]
-    return ExperimentResult(name, rows, summary, meta, _plot)
+    return harness.ExperimentResult(name, rows, summary, meta, _plot)
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
@@ -242,7 +220,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(spearmanr(x, y).statistic)
 
 
-def _plot(ax: Any, res: ExperimentResult) -> None:
+def _plot(ax: Any, res: harness.ExperimentResult) -> None:
     s = res.summary
     x = [v["queries"] for v in s]
     ax.errorbar(x, [v["E_worst_abs"] for v in s], yerr=[v["E_worst_abs_sem"] for v in s],

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dpgraph.baselines.mwem import DEFAULT_PASSES, DEFAULT_T
+from dpgraph.baselines import DEFAULT_PASSES, DEFAULT_T
 from dpgraph.experiments import continuous as _continuous
 from dpgraph.experiments._harness import (
     ExperimentResult,
@@ -128,13 +128,14 @@ def run_experiment(name: str, args: argparse.Namespace) -> int:
     if args.runs is not None:
         kw["runs"] = args.runs
     if name != "scaling":
-        if args.T is not None:
-            kw["T"] = args.T
         update = "plain" if args.textbook else args.update
         if update == "plain" and args.passes is not None:
             raise SystemExit("--passes applies to the replay update only (not with --textbook "
                              "or --update plain)")
-        kw.update(update=update, passes=args.passes, average=bool(args.average or args.textbook))
+        kw["mwem"] = {"update": update, "passes": args.passes,
+                      "average": bool(args.average or args.textbook)}
+        if args.T is not None:
+            kw["mwem"]["T"] = args.T
     if name == "query-set-size":
         kw["jobs"] = args.jobs
     if name == "heterogeneity":

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..exceptions import DroppedAttributesWarning
 from . import signed_data as data
-from ._harness import progress_bar, quiet_seeded
+from ._harness import experiment_parser, progress_bar, quiet_seeded
 
 __all__ = ["EPSILONS", "register", "run"]
 
@@ -63,17 +63,17 @@ def _queries(rng: np.random.Generator, n: int, count: int) -> tuple[np.ndarray, 
 def _coverage_rows(graph_name: str, G: Any, release_kwargs: dict, truth_graph: Any, eps: float,
                    releases: int, queries: int, seed: int, bar: Any) -> list[dict]:
     """Coverage, z-scores and stds of every query kind over ``releases`` releases at ``eps``."""
-    import dpgraph
+    from ..graph import release
 
     rng = np.random.default_rng([seed, int(eps * 1000)])
     directed = truth_graph.is_directed()
     first = None
     stats: dict[str, dict[str, list]] = {k: {"hit": [], "z": [], "std": []} for k in _KINDS}
     for _r in range(releases):
-        R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed, **release_kwargs)
+        R = release(G, eps, seed=int(rng.integers(2**62)), directed=directed, **release_kwargs)
         with warnings.catch_warnings():  # the binary release drops the values on purpose
             warnings.simplefilter("ignore", DroppedAttributesWarning)
-            B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
+            B = release(G, eps, seed=int(rng.integers(2**62)), directed=directed)
         if first is None:
             first = data.value_matrices(truth_graph, R.nodes)
         S, T = _queries(rng, R.number_of_nodes(), queries)
@@ -111,14 +111,14 @@ def _stat_row(eps: float, name: str, truth: float, est: Any) -> dict:
 def _statistics(G: Any, typed_G: Any, undirected: Any, eps: float, seed: int,
                 balance: bool) -> list[dict]:
     """Per-value counts, negative fraction, mutual ties, reciprocity and balance at ``eps``."""
-    import dpgraph
+    from ..graph import release
 
     rng = np.random.default_rng([seed, int(eps * 1000), 7])
-    R = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True, edge_attr="rating",
+    R = release(G, eps, seed=int(rng.integers(2**62)), directed=True, edge_attr="rating",
                         bins=data.BINS, values=data.VALUES)
     with warnings.catch_warnings():  # the binary release drops the values on purpose
         warnings.simplefilter("ignore", DroppedAttributesWarning)
-        B = dpgraph.release(G, eps, seed=int(rng.integers(2**62)), directed=True)
+        B = release(G, eps, seed=int(rng.integers(2**62)), directed=True)
     counts = dict.fromkeys(data.VALUES, 0)
     for _, _, k in typed_G.edges(data=data.ATTR):
         counts[k] += 1
@@ -137,7 +137,7 @@ def _statistics(G: Any, typed_G: Any, undirected: Any, eps: float, seed: int,
     rows.append(_stat_row(eps, "reciprocity (binary release)", mutual["reciprocity"],
                           B.reciprocity()))
     if balance:
-        U = dpgraph.release(undirected, eps, seed=int(rng.integers(2**62)), edge_attr=data.ATTR,
+        U = release(undirected, eps, seed=int(rng.integers(2**62)), edge_attr=data.ATTR,
                             values=data.VALUES)
         truth = data.true_balance(undirected)
         bal = U.balance(signs=data.SIGNS)
@@ -294,19 +294,11 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``signed`` to the ``dpgraph experiment`` subparsers.
-
-    Examples
-    --------
-    >>> import argparse
-    >>> sub = argparse.ArgumentParser().add_subparsers()
-    >>> register(sub).prog.endswith("signed")
-    True
-    """
-    p = experiment_subparsers.add_parser(
-        "signed", help="typed release of the Bitcoin Alpha trust network (K-ary mechanism E)",
-        description=__doc__.split("\n\n")[1])
-    p.add_argument("--out", required=True, help="output folder for CSV, JSON and PNG")
+    """Add ``signed`` to the ``dpgraph experiment`` subparsers (see
+    :func:`~dpgraph.experiments._harness.experiment_parser`)."""
+    p = experiment_parser(
+        experiment_subparsers, "signed", _main, doc=__doc__,
+        help="typed release of the Bitcoin Alpha trust network (K-ary mechanism E)")
     p.add_argument("--epsilon", type=float, nargs="+", default=list(EPSILONS),
                    help="privacy parameters (default 0.5 1 2 4)")
     p.add_argument("--releases", type=int, default=200,
@@ -320,5 +312,4 @@ def register(experiment_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="400 users, epsilon 1, 3 releases, 4 queries (for tests)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=_main)
     return p

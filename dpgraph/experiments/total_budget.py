@@ -27,23 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.baselines.mwem import DEFAULT_T
 from dpgraph.core import MechanismE, StatisticalQuery
-from dpgraph.experiments._harness import (
-    ExperimentResult,
-    deliberately_seeded,
-    mean_sem,
-    mwem_label,
-    mwem_options,
-    progress_bar,
-)
+from dpgraph.experiments import _harness as harness
+from dpgraph.experiments import ratings_data as data
 from dpgraph.experiments.heterogeneity import check_h_values, draw_workload, mwem_errors
-from dpgraph.experiments.ratings_data import (
-    RATING_UNIVERSE,
-    STAND_IN_NOTE,
-    top_movies,
-)
-from dpgraph.validation import check_epsilon, check_positive_int
+from dpgraph.validation import check_positive_int, validate_params
 
 __all__ = ["DEFAULT_WORKLOADS", "crossover", "total_budget"]
 
@@ -94,7 +82,8 @@ def crossover(workloads: Sequence[int], e: Sequence[float], mwem: Sequence[float
             "status": "crossover inside the measured range"}
 
 
-@deliberately_seeded
+@harness.deliberately_seeded
+@validate_params(**harness.RUN, **harness.MOVIES)
 def total_budget(
     ratings: Any,
     *,
@@ -104,53 +93,35 @@ def total_budget(
     n_queries: int = 200,
     runs: int = 10,
     epsilon: float = 1.0,
-    T: int = DEFAULT_T,
-    update: str = "replay",
-    passes: int | None = None,
-    average: bool = False,
+    mwem: dict[str, Any] | None = None,
     seed: int = 0,
     progress: bool = True,
-    note: str = STAND_IN_NOTE,
-) -> ExperimentResult:
+    note: str = data.STAND_IN_NOTE,
+) -> harness.ExperimentResult:
     """Error of E (one release at eps) and MWEM (eps / W per workload) for W workloads.
 
-    Parameters
-    ----------
-    ratings : dpgraph.datasets.Ratings
-    workloads : sequence of int
-        Numbers of workloads W answered under the one total budget ``epsilon``.
-    h_values : sequence of int
-        Heterogeneities of the workloads (powers of 2 dividing ``n_movies``).
-    n_movies, n_queries : int
-        As in :func:`dpgraph.experiments.heterogeneity.heterogeneity`.
-    runs : int, default 10
-    epsilon : float, default 1
-        The total budget.
-    T, update, passes, average
-        MWEM parameters (:func:`dpgraph.baselines.mwem`).
-    seed : int
-        Reproducibility (seeded releases are deliberate: no warning).
-    progress : bool
+    The workloads are the heterogeneity experiment's, and so are the
+    arguments but ``workloads`` (:func:`dpgraph.experiments.heterogeneity.heterogeneity`:
+    ``ratings``, ``n_movies``, ``n_queries``, ``runs``, ``mwem``, ``seed``,
+    ``progress``): ``h_values`` are the heterogeneities of the workloads
+    (powers of 2 dividing ``n_movies``), ``epsilon`` the total budget and
+    ``workloads`` the numbers of workloads W answered under it.
 
     Returns
     -------
     ExperimentResult
         ``meta["targets"]["crossover"][h]`` from :func:`crossover`.
     """
-    epsilon = check_epsilon(epsilon)
-    runs = check_positive_int(runs, "runs")
-    T, mwem_kw = mwem_options(T, update, passes, average)
-    n_movies = check_positive_int(n_movies, "n_movies")
-    n_queries = check_positive_int(n_queries, "n_queries")
+    T, mwem_kw = harness.mwem_options(mwem)
     Ws = sorted({check_positive_int(int(w), "workloads") for w in workloads})
     hs = check_h_values(h_values, n_movies)
-    labels, unit, _ = top_movies(ratings, n_movies)  # one unit per movie
-    U = RATING_UNIVERSE
+    labels, unit, _ = data.top_movies(ratings, n_movies)  # one unit per movie
+    U = data.RATING_UNIVERSE
     M = MechanismE(U, epsilon)
     values = U.encode(labels)
     root = np.random.SeedSequence(seed)
     rows: list[dict[str, Any]] = []
-    bar = progress_bar(runs * len(hs) * sum(Ws), "total budget (MWEM runs)", progress)
+    bar = harness.progress_bar(runs * len(hs) * sum(Ws), "total budget (MWEM runs)", progress)
     for r, ss in enumerate(root.spawn(runs)):
         rel_ss, *h_ss = ss.spawn(1 + len(hs))
         Y = M.release(labels, seed=np.random.default_rng(rel_ss))  # the one release
@@ -183,7 +154,7 @@ def total_budget(
             entry: dict[str, Any] = {"h": h, "workloads": W, "mwem_epsilon": epsilon / W}
             for key in ("E_mean_worst_abs", "mwem_mean_worst_abs",
                         "E_max_worst_abs", "mwem_max_worst_abs"):
-                entry[key], entry[key + "_sem"] = mean_sem([row[key] for row in sel])
+                entry[key], entry[key + "_sem"] = harness.mean_sem([row[key] for row in sel])
             summary.append(entry)
     cross = {}
     for h in hs:
@@ -198,22 +169,18 @@ def total_budget(
         "n_movies": n_movies,
         "n_queries": n_queries,
         "runs": runs,
-        "mwem_variant": mwem_label(update, passes, average),
+        **harness.mwem_meta(T, mwem_kw),
         "mwem_adaptation": "one sub-database per row function",
-        "mwem_T": T,
-        "mwem_update": update,
-        "mwem_passes": passes,
-        "mwem_average": average,
         "seed": seed,
         "targets": {"crossover": cross},
     }
     name = "total-budget"
     if meta["mwem_variant"] != "replay":
         name += "-" + meta["mwem_variant"]
-    return ExperimentResult(name, rows, summary, meta, _plot)
+    return harness.ExperimentResult(name, rows, summary, meta, _plot)
 
 
-def _plot(ax: Any, res: ExperimentResult) -> None:
+def _plot(ax: Any, res: harness.ExperimentResult) -> None:
     hs = sorted({s["h"] for s in res.summary})
     colors = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"]
     for i, h in enumerate(hs):

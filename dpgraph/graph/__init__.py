@@ -5,16 +5,27 @@ The faces of this layer: :func:`release` and :func:`load`, the released graph
 analytics are typed on, the storage protocols (:class:`Adjacency`,
 :class:`PackedWords`, :class:`ValuedAdjacency` of a typed release), the declared
 tie values of a typed release (:class:`TieValues`) and the public vertex order
-(:func:`canonical_node_order`).
+(:func:`canonical_node_order`).  For the layers above (baselines, experiments,
+planner, command line): the input table's reader (:func:`read_input`,
+:func:`encode_graph`), the edge-list reader (:func:`read_table_chunks`,
+:func:`source_name`), the signing keys (:func:`signing_key`,
+:func:`verify_key`, :func:`public_hex`, :func:`write_key_files`) and the
+channels of a planned release (:func:`subsampled_probabilities`,
+:func:`typed_cut_std`).
 """
 
 from .adjacency import Adjacency, PackedWords, ValuedAdjacency
-from .encoding import NodeIndex, canonical_node_order
+from .edgelist import read_table_chunks, source_name
+from .encoding import NodeIndex, canonical_node_order, encode_graph
 from .entry import load, release
+from .inputs import read_input
+from .io import check_savable
 from .private import PrivateGraph
 from .protocol import Release
-from .sparse import SparseAdjacency
+from .signing import public_hex, signing_key, verify_key, write_key_files
+from .sparse import SparseAdjacency, subsampled_probabilities
 from .typed import TieValues, TypedAdjacency
+from .typed.planning import typed_count_std, typed_cut_std
 
 __all__ = [
     "Adjacency",
@@ -27,6 +38,18 @@ __all__ = [
     "TypedAdjacency",
     "ValuedAdjacency",
     "canonical_node_order",
+    "check_savable",
+    "encode_graph",
     "load",
+    "public_hex",
+    "read_input",
+    "read_table_chunks",
     "release",
+    "signing_key",
+    "source_name",
+    "subsampled_probabilities",
+    "typed_count_std",
+    "typed_cut_std",
+    "verify_key",
+    "write_key_files",
 ]

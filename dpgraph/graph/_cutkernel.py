@@ -1,27 +1,32 @@
-"""numba kernels for packed cut counts (one SWAR and-popcount); imported lazily by :mod:`dpgraph.graph.packed`."""
+"""numba kernels for packed cut counts (one SWAR and-popcount); imported lazily by :mod:`dpgraph.graph.packed`.
+
+The SWAR constants and :func:`and_popcount` are the one popcount of the
+packed bits: the triangle kernels (:mod:`dpgraph.graph.analytics._trikernel`)
+import them from here.
+"""
 
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
+M1 = np.uint64(0x5555555555555555)
+M2 = np.uint64(0x3333333333333333)
+M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+H01 = np.uint64(0x0101010101010101)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _and_popcount(a, b):  # pragma: no cover - compiled
+def and_popcount(a, b):  # pragma: no cover - compiled
     """Sum of popcount(a[w] & b[w]) over two equal-length uint64 vectors (SWAR popcount)."""
     one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
     acc = np.uint64(0)
     for w in range(a.size):  # contiguous 1-D views: LLVM vectorizes the loop
         x = a[w] & b[w]
-        x = x - ((x >> one) & _M1)
-        x = (x & _M2) + ((x >> two) & _M2)
-        x = (x + (x >> four)) & _M4
-        acc += (x * _H01) >> sh
+        x = x - ((x >> one) & M1)
+        x = (x & M2) + ((x >> two) & M2)
+        x = (x + (x >> four)) & M4
+        acc += (x * H01) >> sh
     return acc
 
 
@@ -32,7 +37,7 @@ def masked_row_popcount(words, rows, mask, upper):  # pragma: no cover - compile
     for k in range(rows.size):
         i = rows[k]
         start = (i >> 6) if upper else 0
-        total += _and_popcount(words[i, start:], mask[start:])
+        total += and_popcount(words[i, start:], mask[start:])
     return total
 
 
@@ -55,7 +60,7 @@ def batch_cut_counts(words, side, smasks, tmasks, upper):  # pragma: no cover - 
             if sd == 0 or (sd == 2 and not upper):
                 continue
             b = tmasks[q, start:] if sd == 1 else smasks[q, start:]
-            counts[q] += _and_popcount(a, b)
+            counts[q] += and_popcount(a, b)
     return counts
 
 
@@ -80,7 +85,7 @@ def multi_query_popcount(words, rowsel, masks, first_row, first_word,
         a = words[i, start:]
         for q in range(nq):
             if rowsel[q, i]:
-                out[q] += np.int64(_and_popcount(a, masks[q, start:]))
+                out[q] += np.int64(and_popcount(a, masks[q, start:]))
     return out
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import gzip
 import os
-import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from .._files import check_regular_file
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
@@ -85,21 +86,6 @@ def source_name(path: Any) -> str:
     return text if "://" in text else os.path.basename(text) or text
 
 
-def _check_local(path: str) -> None:
-    """Refuse before opening: a missing path, a directory, a FIFO or a device."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"edge list {path!r} does not exist") from None
-    except OSError as exc:
-        raise ValueError(f"edge list {path!r} cannot be read: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"edge list {path!r} is a directory; pass the path of a text file")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"edge list {path!r} is not a regular file (a FIFO, socket or "
-                         "device); write it to a file first")
-
-
 class open_text_source:
     """Open a local path or fsspec URL for binary reading, un-gzipped when it is gzip.
 
@@ -121,7 +107,8 @@ class open_text_source:
 
             self._raw = fsspec.open(self.path, "rb", **self.storage_options).open()
         else:
-            _check_local(self.path)
+            # refused before opening: a missing path, a directory, a FIFO or a device
+            check_regular_file(self.path, f"edge list {self.path!r}")
             self._raw = open(self.path, "rb")
         head = self._raw.read(2)
         self._raw.seek(0)
@@ -180,13 +167,26 @@ def _blank_comments(arr: np.ndarray, nl: np.ndarray) -> np.ndarray:
     return out
 
 
-def _tokenize(data: bytes, line0: int, name: str, ncols: int,
-              exact: bool) -> Iterator[TableChunk]:
+def _separators(delimiter: str | None) -> tuple[np.ndarray, str]:
+    """The byte table of what separates tokens, and its name for messages."""
+    if delimiter is None:
+        return _WS, "whitespace-separated"
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or not delimiter.isascii() \
+            or delimiter in "#%\n" or delimiter.isalnum():
+        raise ValueError(f"delimiter must be None (whitespace) or one ASCII punctuation "
+                         f"character such as ','; got {delimiter!r}")
+    table = _WS.copy()
+    table[ord(delimiter)] = True
+    return table, f"{'comma' if delimiter == ',' else repr(delimiter)}-separated"
+
+
+def _tokenize(data: bytes, line0: int, name: str, ncols: int, exact: bool,
+              separators: tuple[np.ndarray, str]) -> Iterator[TableChunk]:
     """The first ``ncols`` tokens of every data line of ``data`` (whose first line is line0 + 1)."""
     arr = np.frombuffer(data, dtype=np.uint8)
     nl = np.flatnonzero(arr == 10)
     arr = _blank_comments(arr, nl)
-    ws = _WS[arr]
+    ws = separators[0][arr]
     tok = ~ws
     starts = np.flatnonzero(tok & np.concatenate(([True], ws[:-1])))
     if starts.size == 0:
@@ -207,7 +207,7 @@ def _tokenize(data: bytes, line0: int, name: str, ncols: int,
         k = int(np.argmax(bad))
         want = f"exactly {ncols}" if exact else f"at least {ncols}"
         raise ValueError(f"{name}, line {line0 + int(row_line[k]) + 1}: expected {want} "
-                         f"whitespace-separated columns, found {int(counts[k])}")
+                         f"{separators[1]} columns, found {int(counts[k])}")
     extra = bool((counts > ncols).any())
     widest = int(lengths.max())
     step = max(1, _TOKEN_ARRAY_BYTES // (ncols * widest))
@@ -225,9 +225,9 @@ def _tokenize(data: bytes, line0: int, name: str, ncols: int,
 
 
 def read_table_chunks(path: Any, *, columns: int = 2, exact: bool = False,
-                      chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                      delimiter: str | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                       storage_options: dict | None = None) -> Iterator[TableChunk]:
-    """Stream the first ``columns`` columns of a whitespace table, one chunk at a time.
+    """Stream the first ``columns`` columns of a table, one chunk at a time.
 
     Parameters
     ----------
@@ -238,6 +238,10 @@ def read_table_chunks(path: Any, *, columns: int = 2, exact: bool = False,
     exact : bool, default False
         Require exactly ``columns`` columns on every data line (a ratings
         table); by default more are allowed and ignored.
+    delimiter : str, optional
+        What separates columns besides white space: None (white space only,
+        an edge list) or one punctuation character (``","`` for a CSV file
+        of numbers; an empty field is then a missing column, refused).
     chunk_bytes : int, default 16 MiB
         Bytes read at a time: the memory the reader needs is a small
         multiple of it.
@@ -270,11 +274,12 @@ def read_table_chunks(path: Any, *, columns: int = 2, exact: bool = False,
     chunk_bytes = int(chunk_bytes)
     if chunk_bytes < 1024:
         raise ValueError(f"chunk_bytes must be >= 1024, got {chunk_bytes}")
+    separators = _separators(delimiter)
     name = source_name(path)
     line0 = 0
     with open_text_source(path, storage_options) as fh:
         for data in _blocks(fh, name, chunk_bytes):
-            yield from _tokenize(data, line0, name, columns, exact)
+            yield from _tokenize(data, line0, name, columns, exact, separators)
             line0 += data.count(b"\n")
 
 

@@ -20,16 +20,11 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..core.pairs import pair_count, pair_from_index, pair_index
-
 __all__ = [
     "EncodedGraph",
     "NodeIndex",
     "canonical_node_order",
     "encode_graph",
-    "pair_count",
-    "pair_from_index",
-    "pair_index",
 ]
 
 

@@ -11,7 +11,7 @@ from .._frames import drops_input_frames
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
-from ..validation import Boolean, Integer, Optional, validate_params
+from ..validation import Boolean, InstanceOf, Integer, Optional, validate_params
 from ._memory import check_fits, check_release_fits
 from .dense import release_packed
 from .encoding import EncodedGraph
@@ -215,6 +215,8 @@ def _throwaway(secure: bool) -> RandomSource:
     return SecureRandom() if secure else SeededRandom(0)
 
 
+@validate_params(path=InstanceOf(str, os.PathLike, what="a str or os.PathLike",
+                                 example="release.dpg"))
 def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     """Read a PrivateGraph written by :meth:`PrivateGraph.save`.
 

@@ -8,7 +8,11 @@ Each row of :data:`INPUT_KINDS` says, for one kind of input:
   and disk checks run on it before anything else;
 * ``edges(G, nodes, directed, options)``: the public vertex set (a
   :class:`~dpgraph.graph.encoding.NodeIndex`) and the edges as chunks of
-  node positions (an :class:`EdgeStream`).
+  node positions (an :class:`EdgeStream`);
+* ``like(labels, i, j, directed, folder)`` (optional): a public input of this
+  kind on the vertex set ``labels`` with the edges (labels[i], labels[j]), for
+  the calibration of a constant-time release (:mod:`dpgraph.graph.timing`);
+  without it the calibration reads an edge array (:func:`edge_array_like`).
 
 Every consumer reads through the table: the in-memory release
 (:func:`read_input`, an :class:`~dpgraph.graph.encoding.EncodedGraph`), the
@@ -41,9 +45,10 @@ from typing import TYPE_CHECKING, Any, Union
 import networkx as nx
 import numpy as np
 
+from ..core.pairs import pair_index
 from ..exceptions import DroppedAttributesWarning
 from .edgelist import DEFAULT_CHUNK_BYTES, int_column, read_table_chunks, source_name
-from .encoding import EncodedGraph, NodeIndex, canonical_node_order, encode_graph, pair_index
+from .encoding import EncodedGraph, NodeIndex, canonical_node_order, encode_graph
 
 if TYPE_CHECKING:
     import scipy.sparse
@@ -55,6 +60,7 @@ __all__ = [
     "InputKind",
     "ReadOptions",
     "check_pairs",
+    "edge_array_like",
     "input_kind",
     "public_n",
     "read_input",
@@ -129,6 +135,39 @@ class InputKind:
     accepts: Callable[[Any], bool]
     count: Callable[[Any, Any], int | None]
     edges: Callable[[Any, Any, bool, ReadOptions], EdgeStream]
+    like: Callable[[list, np.ndarray, np.ndarray, bool, str], Any] | None = None
+
+
+def edge_array_like(labels: list, i: np.ndarray, j: np.ndarray, directed: bool,
+                    folder: str) -> np.ndarray:
+    """The ``(m, 2)`` object array of the edges (labels[i], labels[j]) (see ``InputKind.like``)."""
+    arr = np.empty((i.size, 2), dtype=object)
+    arr[:, 0] = [labels[a] for a in i.tolist()]
+    arr[:, 1] = [labels[b] for b in j.tolist()]
+    return arr
+
+
+def _graph_like(labels: list, i: np.ndarray, j: np.ndarray, directed: bool, folder: str) -> Any:
+    H = nx.DiGraph() if directed else nx.Graph()
+    H.add_nodes_from(labels)
+    H.add_edges_from(edge_array_like(labels, i, j, directed, folder).tolist())
+    return H
+
+
+def _matrix_like(labels: list, i: np.ndarray, j: np.ndarray, directed: bool, folder: str) -> Any:
+    import scipy.sparse as sp
+
+    n = len(labels)
+    r, c = (i, j) if directed else (np.concatenate([i, j]), np.concatenate([j, i]))
+    return sp.csr_array((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n, n))
+
+
+def _file_like(labels: list, i: np.ndarray, j: np.ndarray, directed: bool, folder: str) -> str:
+    path = os.path.join(folder, "calibration.txt")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(f"{u} {v}\n" for u, v in edge_array_like(labels, i, j, directed,
+                                                                folder).tolist())
+    return path
 
 
 # --------------------------------------------------------------------------- vertex sets
@@ -413,9 +452,11 @@ def _frame_edges(df: Any, nodes: Any, directed: bool, options: ReadOptions) -> E
 INPUT_KINDS: tuple[InputKind, ...] = (
     InputKind("a networkx Graph or DiGraph", lambda G: isinstance(G, nx.Graph),
               lambda G, nodes: _count(nodes) if nodes is not None else G.number_of_nodes(),
-              _networkx_edges),
-    InputKind("a scipy.sparse adjacency matrix", _is_scipy_sparse, _matrix_n, _matrix_edges),
-    InputKind("the path or URL of an edge-list file", _is_path, _nodes_n, _file_edges),
+              _networkx_edges, _graph_like),
+    InputKind("a scipy.sparse adjacency matrix", _is_scipy_sparse, _matrix_n, _matrix_edges,
+              _matrix_like),
+    InputKind("the path or URL of an edge-list file", _is_path, _nodes_n, _file_edges,
+              _file_like),
     InputKind("a DataFrame of edges (pandas, polars) or a pyarrow Table", _is_dataframe,
               _nodes_n, _frame_edges),
     InputKind("an (m, 2) array of edges", _is_edge_array, _nodes_n, _array_edges),

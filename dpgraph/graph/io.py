@@ -45,15 +45,23 @@ import json
 import math
 import os
 import re
-import stat
 import struct
 import sys
-import tempfile
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
 import numpy as np
+
+from .._files import check_regular_file, remove_leftovers, write_atomic
+from .sparse_io import sparse_payload, sparse_read
+from .typed.typed_io import (
+    header_tie_values,
+    sparse_typed_payload,
+    sparse_typed_read,
+    typed_payload,
+    typed_read,
+)
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release"]
 
@@ -111,10 +119,6 @@ def _is_number(x: Any) -> bool:
     return type(x) in (int, float)
 
 
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"file header contains {token}, which save never writes")
-
-
 # --------------------------------------------------------------------------- kinds
 def _packed_payload(adj: Any) -> tuple[dict, np.ndarray]:
     words = np.ascontiguousarray(adj.words)
@@ -140,22 +144,12 @@ def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
 
 
 #: kind -> (writer, reader) of the payload.
-KINDS: dict[str, tuple[Any, Any]] = {"packed": (_packed_payload, _packed_read)}
-
-from .sparse_io import sparse_payload, sparse_read  # noqa: E402  (sparse_io uses the helpers above)
-
-KINDS["sparse"] = (sparse_payload, sparse_read)
-
-from .typed.typed_io import (  # noqa: E402
-    header_tie_values,
-    sparse_typed_payload,
-    sparse_typed_read,
-    typed_payload,
-    typed_read,
-)
-
-KINDS["typed"] = (typed_payload, typed_read)
-KINDS["sparsetyped"] = (sparse_typed_payload, sparse_typed_read)
+KINDS: dict[str, tuple[Any, Any]] = {
+    "packed": (_packed_payload, _packed_read),
+    "sparse": (sparse_payload, sparse_read),
+    "typed": (typed_payload, typed_read),
+    "sparsetyped": (sparse_typed_payload, sparse_typed_read),
+}
 _TYPED_KINDS = ("typed", "sparsetyped")
 
 
@@ -264,25 +258,22 @@ class IOMixin:
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
         if path.is_dir():
             raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
-        _remove_leftovers(folder, path.name)
-        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path.name) + f"{os.getpid()}-",
-                                   dir=folder)
+        remove_leftovers(path)
+
+        def parts() -> Iterator[Any]:
+            for part in (prefix, head, memoryview(payload).cast("B")):
+                digest.update(part)
+                yield part
+            yield digest.digest()
+            if sk is not None:
+                yield signing.sign_digest(sk, digest.digest())
+
         failed = None
         try:
-            with os.fdopen(fd, "wb") as fh:
-                for part in (prefix, head, memoryview(payload).cast("B")):
-                    digest.update(part)
-                    fh.write(part)
-                fh.write(digest.digest())
-                if sk is not None:
-                    fh.write(signing.sign_digest(sk, digest.digest()))
-            os.replace(tmp, path)
+            write_atomic(path, parts())
         except OSError as exc:
             failed = exc.strerror or type(exc).__name__
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        if failed is not None:
+        if failed is not None:  # raised here: the error names the path, not the temporary file
             raise OSError(f"cannot save to {path}: {failed}")
 
 
@@ -330,61 +321,6 @@ def check_savable(nodes: Any, name: Any, name_flag: str = "name", *,
         raise ValueError(_too_long(label_bytes + _OTHER_FIELDS))
 
 
-def _tmp_prefix(name: str) -> str:
-    return f".{name}.dpgraph-tmp-"
-
-
-#: the temporary files of earlier dpgraph versions: ``.dpgraph-`` and mkstemp's 8 characters
-_OLD_STYLE = re.compile(r"\.dpgraph-[a-z0-9_]{8}")
-#: an old-style file unmodified this long (seconds) is a killed save's, not a running one's
-_OLD_STYLE_AGE = 3600
-
-
-def _remove_leftovers(folder: Path, name: str) -> None:
-    """Remove the temporary files of a killed save of ``name`` (their process is gone).
-
-    A temporary file is ``.NAME.dpgraph-tmp-PID-XXXX``: one whose process
-    still runs (a concurrent save) is left alone.  Earlier versions named it
-    ``.dpgraph-XXXXXXXX``, without the process: such a file is removed once it
-    has not been modified for an hour (a save writes without pause).
-    """
-    prefix = _tmp_prefix(name)
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for f in names:
-        if f.startswith(prefix):
-            pid = f[len(prefix):].split("-", 1)[0]
-            if not pid.isdigit() or _alive(int(pid)):
-                continue
-        elif _OLD_STYLE.fullmatch(f):
-            try:
-                st = os.lstat(folder / f)
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < _OLD_STYLE_AGE:
-                continue
-        else:
-            continue
-        try:
-            os.unlink(folder / f)
-        except OSError:
-            pass
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # another user's process, or unknown: keep its file
-    return True
-
-
 # --------------------------------------------------------------------------- load
 class ReleaseParts(NamedTuple):
     """What a release file holds, checked: the arguments of a PrivateGraph."""
@@ -410,28 +346,17 @@ def check_name(name: Any, where: str) -> str | None:
 def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     """Read and check a release file; :func:`dpgraph.load` builds the PrivateGraph.
 
-    Every check of :func:`dpgraph.load` happens here (see its docstring); the
-    result holds nothing that the file did not certify.
+    Every check of :func:`dpgraph.load` happens here (see its docstring; ``path``
+    is declared there); the result holds nothing that the file did not certify.
     """
     from .. import _safejson
     from ..core.probabilities import rr_probabilities
     from . import signing
     from .encoding import NodeIndex
 
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"{path} is a directory, not a dpgraph file")
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open forever
-        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device), not a "
-                         "dpgraph file")
-    size = st.st_size
+    size = check_regular_file(path, str(path)).st_size  # a FIFO would block the open forever
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:

@@ -44,11 +44,20 @@ __all__ = [
     "pack_indices",
     "pack_rows",
     "packed_matmat",
+    "read_only",
     "words_per_row",
     "xor_edges",
 ]
 
 _ONE = np.uint64(1)
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``: a release's stored bits are handed out, never changed."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
 _DEGREES_AFTER = 16  # a batch this large computes (and caches) the released degrees
 
 
@@ -406,9 +415,7 @@ class PackedAdjacency(AdjacencyBase):
     @property
     def words(self) -> np.ndarray:
         """The packed matrix, uint64 of shape (n, words_per_row(n)); read-only view."""
-        view = self._words.view()
-        view.flags.writeable = False
-        return view
+        return read_only(self._words)
 
     @property
     def nbytes(self) -> int:

@@ -11,10 +11,14 @@ import networkx as nx
 import numpy as np
 
 from ..core.estimators import Channel
+from ..core.pairs import pair_count
 from ..core.probabilities import CertifiedRelease, RRProbabilities
-from . import _memory
+from . import (
+    _memory,
+    analytics,  # noqa: F401  the analytics register themselves on import
+)
 from .adjacency import Adjacency, ValuedAdjacency
-from .analytics import bind_analytics
+from .answers import bind_analytics
 from .convert import (
     blocks_to_networkx,
     csr_bytes,
@@ -23,8 +27,9 @@ from .convert import (
     networkx_bytes,
     to_csr,
 )
-from .encoding import NodeIndex, pair_count
+from .encoding import NodeIndex
 from .io import IOMixin
+from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
 from .typed.encoding import TieValues
 from .views import DegreeAttribute, NodeView
 

@@ -33,8 +33,8 @@ Pair index
 ----------
 Candidate positions are linear pair indices, row-major, mapped back to (i, j)
 arithmetically without materializing the pair space (the numbering lives in
-:mod:`dpgraph.graph.encoding`: :func:`pair_count`, :func:`pair_index`,
-:func:`pair_from_index`; re-exported here).
+the core, :mod:`dpgraph.core.pairs`: ``pair_count``, ``pair_index``,
+``pair_from_index``).
 """
 
 from __future__ import annotations
@@ -46,21 +46,19 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..core.estimators import Channel
+from ..core.pairs import pair_count, pair_from_index, pair_index
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_positions
-from ..validation import check_probability
+from ..validation import Integer, Optional, Probability, validate_params
 from .adjacency import AdjacencyBase, _as_block
-from .encoding import EncodedGraph, pair_count, pair_from_index, pair_index
+from .encoding import EncodedGraph
 
 __all__ = [
     "SparseAdjacency",
     "SubsampledProbabilities",
     "bernoulli_positions",
     "keep_numerator",
-    "pair_count",
-    "pair_from_index",
-    "pair_index",
     "release_sparse",
     "sparse_release_bytes",
     "subsampled_probabilities",
@@ -128,6 +126,8 @@ class SubsampledProbabilities:
         )
 
 
+@validate_params(keep=Optional(Probability(example="0.01")),
+                 target_edges=Optional(Integer(minimum=1)))
 def subsampled_probabilities(
     rr: RRProbabilities,
     n: int,
@@ -167,6 +167,8 @@ def subsampled_probabilities(
                                                       directed, keep, target_edges, rr.epsilon))
 
 
+@validate_params(keep=Optional(Probability(example="0.01")),
+                 target_edges=Optional(Integer(minimum=1)))
 def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
                    target_edges: Integral | None, epsilon: float) -> int:
     """k in 1..2^64 of the keep probability k / 2^64 of ``keep=`` or ``target_edges=``.
@@ -183,17 +185,11 @@ def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
     >>> keep_numerator(Fraction(1, 4), 101, False, 0.5, None, 1.0) == 2**63
     True
     """
-    if keep is not None and target_edges is not None:
-        raise ValueError("pass either keep= or target_edges=, not both")
+    if (keep is None) == (target_edges is None):
+        raise ValueError("pass either keep= or target_edges= (one of them)")
     if target_edges is not None:
-        if isinstance(target_edges, (bool, np.bool_)) or not isinstance(target_edges, Integral):
-            raise TypeError(
-                f"target_edges must be an integer number of edges, got {type(target_edges).__name__}"
-            )
-        target = int(target_edges)
+        target = target_edges
         dense = moved * pair_count(n, directed)
-        if target < 1:
-            raise ValueError(f"target_edges must be >= 1, got {target}")
         if target > dense:
             raise ValueError(
                 f"target_edges={target} is larger than the dense release would give "
@@ -202,7 +198,7 @@ def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
             )
         s = Fraction(target) / dense
     else:
-        s = Fraction(check_probability(keep, "keep", example="0.01"))
+        s = Fraction(keep)
     k = round(s * _TWO64)
     if k < 1:
         raise ValueError(
@@ -334,6 +330,7 @@ class SparseAdjacency(AdjacencyBase):
     #: payload kind of the dpgraph file format (see :mod:`dpgraph.graph.sparse_io`)
     file_kind = "sparse"
 
+    @validate_params(keep_numerator=Integer(minimum=1, maximum=_TWO64))
     def __init__(self, indptr: np.ndarray, indices: np.ndarray, n: int, directed: bool,
                  keep_numerator: int = _TWO64) -> None:
         indptr = np.asarray(indptr)
@@ -344,10 +341,7 @@ class SparseAdjacency(AdjacencyBase):
             raise ValueError("indices must be a 1-d int32 or int64 array")
         if indptr[0] != 0 or indptr[-1] != indices.size:
             raise ValueError("indptr must start at 0 and end at len(indices)")
-        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
-                or not 1 <= int(keep_numerator) <= _TWO64:
-            raise ValueError("keep_numerator must be an integer in 1..2^64")
-        self.keep_numerator = int(keep_numerator)
+        self.keep_numerator = keep_numerator
         self.indptr = indptr
         self.indices = indices
         self.n = int(n)

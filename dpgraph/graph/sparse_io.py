@@ -72,7 +72,7 @@ def read_csr(buf: np.ndarray, header: dict, n: int, directed: bool,
         If the payload is inconsistent with the header or stores a pair that
         is not a row of the database.
     """
-    from .encoding import pair_index
+    from ..core.pairs import pair_index
 
     E, width = header.get("stored_pairs"), header.get("index_bytes")
     raw = header.get("keep_numerator")

@@ -28,7 +28,6 @@ CPU's power draw, memory use).
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 import warnings
@@ -38,8 +37,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from .encoding import pair_count, pair_from_index
-from .inputs import input_kind
+from ..core.pairs import pair_count, pair_from_index
+from .inputs import edge_array_like, input_kind
 
 __all__ = ["CALIBRATIONS", "MARGIN", "TimePad", "TimingNotHiddenWarning", "calibration_input"]
 
@@ -66,9 +65,10 @@ def calibration_input(G: Any, nodes: Any, directed: bool, max_edges: int,
                       folder: str) -> tuple[Any, Any]:
     """A public input like ``G`` (same kind, same vertex set) with ``max_edges`` uniform edges.
 
-    Returns ``(input, nodes)`` for :func:`dpgraph.release`.  A file input is
-    calibrated on a file written in ``folder``; a DataFrame or table on an
-    edge array (same labels).
+    Returns ``(input, nodes)`` for :func:`dpgraph.release`, built by the
+    input table's ``like`` column (:class:`~dpgraph.graph.inputs.InputKind`):
+    a file input is calibrated on a file written in ``folder``; a DataFrame or
+    table on an edge array (same labels).
     """
     labels = _labels(G, nodes)
     n = len(labels)
@@ -77,26 +77,8 @@ def calibration_input(G: Any, nodes: Any, directed: bool, max_edges: int,
     rng = np.random.default_rng()  # public, throwaway: the positions carry no secret
     k = rng.choice(N, size=M, replace=False) if M else np.zeros(0, dtype=np.int64)
     i, j = pair_from_index(np.asarray(k, dtype=np.int64), n, directed)
-    kind = input_kind(G).name
-    if isinstance(G, nx.Graph):
-        H = nx.DiGraph() if directed else nx.Graph()
-        H.add_nodes_from(labels)
-        H.add_edges_from(zip((labels[a] for a in i.tolist()), (labels[b] for b in j.tolist())))
-        return H, nodes
-    if "scipy" in kind:
-        import scipy.sparse as sp
-
-        r, c = (i, j) if directed else (np.concatenate([i, j]), np.concatenate([j, i]))
-        return sp.csr_array((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n, n)), nodes
-    arr = np.empty((M, 2), dtype=object)
-    arr[:, 0] = [labels[a] for a in i.tolist()]
-    arr[:, 1] = [labels[b] for b in j.tolist()]
-    if "path" in kind:
-        path = os.path.join(folder, "calibration.txt")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.writelines(f"{u} {v}\n" for u, v in arr.tolist())
-        return path, nodes
-    return arr, nodes
+    like = input_kind(G).like or edge_array_like  # the input table's column
+    return like(labels, i, j, directed, folder), nodes
 
 
 class TimePad:

@@ -34,7 +34,7 @@ per tie value (:func:`typed_count_std`).
 Everything here takes public quantities only and never touches a graph.
 """
 
-from ..graph.typed.planning import typed_count_std, typed_cut_std
+from ..graph import typed_count_std, typed_cut_std
 from .motifs import transitivity_std, triangle_std, triangle_variance_terms
 from .plan import DEFAULT_EPSILONS, Plan, plan
 from .search import smallest_epsilon

@@ -3,25 +3,40 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
-from .stds import _channel, _check_subsample, _entry_variances, _int, _nonneg, _pairs
+from ..core import pair_count
+from ..validation import Integer, Interval, Optional, validate_params
+from .stds import (
+    ASSUMED,
+    KEEP,
+    MAX_NODES,
+    TARGET_EDGES,
+    _channel,
+    _entry_variances,
+)
+
+#: Declared constraints of the motif stds (a triangle needs three nodes).
+_ARGS = dict(nodes=Integer(minimum=3, maximum=MAX_NODES), edges=ASSUMED,
+             wedges=Optional(ASSUMED), four_cycles=Optional(ASSUMED), keep=KEEP,
+             target_edges=TARGET_EDGES)
 
 __all__ = ["transitivity_std", "triangle_std", "triangle_variance_terms"]
 
 
 # ----------------------------------------------------------------------------- triangles
 def _graph_assumptions(nodes: int, edges: Any, wedges: Any, four_cycles: Any) -> tuple[float, float, float]:
-    N = _pairs(nodes, False)
-    m = _nonneg(edges, "edges")
+    N = pair_count(nodes, False)
+    m = edges
     if m > N:
         raise ValueError(f"edges={m:g} exceeds the {N} vertex pairs of {nodes} nodes")
     if wedges is None:
         d = 2.0 * m / nodes
         W = nodes * d * max(d - 1.0, 0.0) / 2.0
     else:
-        W = _nonneg(wedges, "wedges")
-    C4 = W * W / (4.0 * N) if four_cycles is None else _nonneg(four_cycles, "four_cycles")
+        W = wedges
+    C4 = W * W / (4.0 * N) if four_cycles is None else four_cycles
     return m, W, C4
 
 
@@ -35,13 +50,13 @@ def _triangle_variances(nodes: int, epsilon: float, m: float, keep: Any,
     that touch an edge (at most m (n - 2)) at v1^3, the rest at v0^3, which
     bounds the variance from above.
     """
-    _check_subsample(keep, target_edges)
     v0, v1 = _entry_variances(_channel(epsilon, nodes, False, keep, target_edges))
     triples = math.comb(nodes, 3)
     touched = min(float(triples), m * (nodes - 2))
     return v1, v0**3 * triples + (v1**3 - v0**3) * touched
 
 
+@validate_params(**_ARGS)
 def triangle_variance_terms(
     nodes: int, epsilon: float, edges: float, wedges: float | None = None,
     four_cycles: float | None = None, *, keep: float | None = None,
@@ -63,7 +78,6 @@ def triangle_variance_terms(
     >>> sorted(t)
     ['cubic', 'linear', 'quadratic']
     """
-    nodes = _int(nodes, "nodes", 3)
     m, W, C4 = _graph_assumptions(nodes, edges, wedges, four_cycles)
     v, triples = _triangle_variances(nodes, epsilon, m, keep, target_edges)
     return {
@@ -101,6 +115,8 @@ def triangle_std(nodes: int, epsilon: float, edges: float, wedges: float | None 
     return math.sqrt(sum(terms.values()))
 
 
+@validate_params(**_ARGS, transitivity=Interval(numbers.Real, 0, 1, example="0.3"),
+                 edge_degree_products=Optional(ASSUMED))
 def transitivity_std(
     nodes: int, epsilon: float, edges: float, transitivity: float,
     wedges: float | None = None, four_cycles: float | None = None,
@@ -126,17 +142,13 @@ def transitivity_std(
     >>> 0 < s < 1
     True
     """
-    nodes = _int(nodes, "nodes", 3)
-    tau = _nonneg(transitivity, "transitivity")
-    if tau > 1:
-        raise ValueError(f"transitivity must be in [0, 1], got {transitivity!r}")
+    tau = transitivity
     m, W, C4 = _graph_assumptions(nodes, edges, wedges, four_cycles)
     if W <= 0 or m <= 0:
         raise ValueError("transitivity needs edges > 0 and wedges > 0 (no wedge, no ratio)")
     n, T = nodes, tau * W / 3.0
     d2 = 2 * W + 2 * m
-    B = d2 * d2 / (4 * m) if edge_degree_products is None else _nonneg(
-        edge_degree_products, "edge_degree_products")
+    B = d2 * d2 / (4 * m) if edge_degree_products is None else edge_degree_products
     sum_c2 = W + 4 * C4
     sum_a2 = (n - 6) * d2 + 4 * m * m + 4 * m
     sum_ca = 2 * B - d2 - 6 * T

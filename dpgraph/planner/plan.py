@@ -8,20 +8,21 @@ from typing import Any
 
 import numpy as np
 
-from ..core import rr_probabilities
-from ..graph.typed.encoding import tie_values
-from ..graph.typed.planning import typed_count_std
-from ..graph.typed.sparse import typed_subsampling
-from ..validation import check_bool
+from ..core import Z95, rr_probabilities
+from ..core import pair_count as _pairs
+from ..graph import typed_count_std
+from ..graph.typed import tie_values, typed_subsampling
+from ..validation import Boolean, Optional, Options, validate_params
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon
 from .stds import (
+    ASSUMED,
+    KEEP,
+    NODES,
+    POSITIVE,
+    TARGET_EDGES,
     _check_sides,
     _check_subsample,
-    _int,
-    _nonneg,
-    _pairs,
-    _positive,
     cut_std,
     degree_std,
     keep_probability,
@@ -33,7 +34,6 @@ __all__ = ["DEFAULT_EPSILONS", "Plan", "plan"]
 #: The epsilon grid of the planner's table and plot when none is given.
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
-_Z95 = 1.959963984540054  # the 95% normal quantile of "resolved"
 _STATISTICS = ("cut", "number_of_edges", "degree", "triangles", "transitivity")
 
 
@@ -112,7 +112,7 @@ class Plan:
         >>> f"{p.smallest_resolvable()['number_of_edges']:.3g}"
         '1.05e+07'
         """
-        return {k: 2 * _Z95 * v for k, v in self.stds.items() if k != "transitivity"}
+        return {k: 2 * Z95 * v for k, v in self.stds.items() if k != "transitivity"}
 
     def expected_released_edges(self) -> float:
         """Expected edges (ties of any value) of the release: s ((K-1) p' N + (1 - K p') m).
@@ -274,6 +274,11 @@ def _typed_plan(values: Any, value: Any, weights: Any, mix: Any, subsample: Any,
             "mix": None if mix is None else dict(mix)}
 
 
+@validate_params(nodes=NODES, directed=Boolean(), statistic=Optional(Options(*_STATISTICS)),
+                 target_std=Optional(POSITIVE), target_relative_error=Optional(POSITIVE),
+                 **dict.fromkeys(("cut", "edges", "triangles", "transitivity", "wedges",
+                                  "four_cycles"), Optional(ASSUMED)),
+                 keep=KEEP, target_edges=TARGET_EDGES)
 def plan(
     nodes: int,
     epsilon: float | None = None,
@@ -369,10 +374,6 @@ def plan(
     >>> round(t.stds["cut"]), round(w.stds["cut"])
     (499, 1159)
     """
-    nodes = _int(nodes, "nodes", 2)
-    directed = check_bool(directed, "directed")  # "no" would be read as True
-    if statistic is not None and statistic not in _STATISTICS:
-        raise ValueError(f"statistic must be one of {', '.join(_STATISTICS)}; got {statistic!r}")
     sides = None if sides is None else _check_sides(sides, nodes)
     _check_subsample(keep, target_edges)
     subsample = ({"keep": float(keep)} if keep is not None else
@@ -382,7 +383,7 @@ def plan(
     for key, val in (("cut", cut), ("edges", edges), ("triangles", triangles),
                      ("transitivity", transitivity), ("wedges", wedges), ("four_cycles", four_cycles)):
         if val is not None:
-            assumptions[key] = _nonneg(val, key)
+            assumptions[key] = val
     if cut is not None and sides is not None and assumptions["cut"] > sides[0] * sides[1]:
         raise ValueError(f"cut={cut:g} exceeds the |S||T| = {sides[0] * sides[1]} pairs of the sides")
     if target_std is not None and target_relative_error is not None:
@@ -394,11 +395,11 @@ def plan(
         stat = statistic or ("cut" if sides is not None else "number_of_edges")
         fn = _std_function(nodes, directed, sides, assumptions, stat, subsample, typed)
         if target_std is not None:
-            goal = _positive(target_std, "target_std")
+            goal = target_std
             epsilon = smallest_epsilon(fn, goal, "target_std")
             target = {"statistic": stat, "target_std": goal}
         else:
-            rel = _positive(target_relative_error, "target_relative_error")
+            rel = target_relative_error
             key = {"cut": "cut", "number_of_edges": "edges", "triangles": "triangles",
                    "transitivity": "transitivity"}.get(stat)
             value = assumptions.get(key) if key else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from .stds import _positive
+from .stds import POSITIVE
 
 __all__ = ["EPS_HIGH", "smallest_epsilon"]
 
@@ -49,7 +49,7 @@ def smallest_epsilon(std_at: Callable[[float], float], target: float,
     >>> count_std(10000, e) <= 50.0 < count_std(10000, float(np.nextafter(e, 0)))
     True
     """
-    target = _positive(target, name)
+    target = POSITIVE(target, name)
 
     def ok(eps: float) -> bool:
         try:

@@ -7,14 +7,12 @@ truth), from the same channel the release builds.
 
 from __future__ import annotations
 
-import math
+import numbers
 from collections.abc import Sequence
-from numbers import Integral, Real
 from typing import Any
 
-from ..core import Channel, count_estimate, rr_probabilities
-
-_FLOAT_MAX = 1.7976931348623157e308
+from ..core import Channel, count_estimate, pair_count, rr_probabilities
+from ..validation import Boolean, Integer, Interval, Optional, Probability, validate_params
 
 __all__ = [
     "count_std",
@@ -26,34 +24,16 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- validation
-def _int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}; pass e.g. {name}=100")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return x
-
-
-def _nonneg(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    x = float(value) if abs(value) <= _FLOAT_MAX else math.inf  # 10**400: not finite
-    if not (math.isfinite(x) and x >= 0):
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-    return x
-
-
-def _pairs(nodes: int, directed: bool) -> int:
-    return nodes * (nodes - 1) if directed else nodes * (nodes - 1) // 2
+#: The largest vertex set planned: every count of pairs (and its cube) is then a finite float.
+MAX_NODES = 2**53
+#: Declared constraints of the planner's arguments (see dpgraph.validation.validate_params).
+NODES = Integer(minimum=2, maximum=MAX_NODES)
+ROWS = Integer(minimum=1, maximum=MAX_NODES * (MAX_NODES - 1))
+KEEP = Optional(Probability(example="0.1"))
+TARGET_EDGES = Optional(Integer(minimum=1))
+ASSUMED = Interval(numbers.Real, 0, None, example="1000")  # an assumed count: finite, >= 0
+POSITIVE = Interval(numbers.Real, 0, None, closed="neither", example="100")
+SUBSAMPLE = dict(directed=Boolean(), keep=KEEP, target_edges=TARGET_EDGES)
 
 
 def _check_sides(sides: Any, nodes: int) -> tuple[int, int]:
@@ -61,8 +41,8 @@ def _check_sides(sides: Any, nodes: int) -> tuple[int, int]:
         a, b = sides
     except (TypeError, ValueError):
         raise TypeError("sides must be a pair (|S|, |T|) of side sizes, e.g. sides=(100, 200)") from None
-    a = _int(a, "sides[0] (|S|)", 1)
-    b = _int(b, "sides[1] (|T|)", 1)
+    a = Integer(minimum=1)(a, "sides[0] (|S|)")
+    b = Integer(minimum=1)(b, "sides[1] (|T|)")
     if a + b > nodes:
         raise ValueError(
             f"sides: |S| + |T| = {a + b} exceeds nodes={nodes}; the sides of a cut are disjoint"
@@ -72,13 +52,9 @@ def _check_sides(sides: Any, nodes: int) -> tuple[int, int]:
 
 # ----------------------------------------------------------------------------- exact stds
 def _check_subsample(keep: Any, target_edges: Any) -> None:
+    """Refuse both; each is declared (``KEEP``, ``TARGET_EDGES``) by the public function."""
     if keep is not None and target_edges is not None:
         raise ValueError("give keep or target_edges (a sparse release), not both")
-    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, Real)
-                             or not 0 < float(keep) <= 1):
-        raise ValueError(f"keep must be a probability in (0, 1], got {keep!r}")
-    if target_edges is not None:
-        _int(target_edges, "target_edges", 1)
 
 
 def _channel(epsilon: float, nodes: int = 2, directed: bool = False, keep: Any = None,
@@ -89,14 +65,16 @@ def _channel(epsilon: float, nodes: int = 2, directed: bool = False, keep: Any =
     :func:`dpgraph.graph.sparse.subsampled_probabilities`, the function the
     release itself calls, so the plan is exact for the release made.
     """
+    _check_subsample(keep, target_edges)
     rr = rr_probabilities(epsilon)
     if keep is None and target_edges is None:
         return Channel.randomized_response(rr)
-    from ..graph.sparse import subsampled_probabilities
+    from ..graph import subsampled_probabilities
 
     return subsampled_probabilities(rr, nodes, directed, keep, target_edges).channel
 
 
+@validate_params(nodes=NODES, **SUBSAMPLE)
 def keep_probability(nodes: int, epsilon: float, directed: bool = False, *,
                      keep: float | None = None, target_edges: int | None = None) -> float:
     """The keep probability s of a sparse release (1.0 for a full release).
@@ -109,13 +87,12 @@ def keep_probability(nodes: int, epsilon: float, directed: bool = False, *,
     >>> round(keep_probability(50_000, 1.0, target_edges=200_000), 7)
     0.0005949
     """
-    nodes = _int(nodes, "nodes", 2)
     _check_subsample(keep, target_edges)
     if keep is None and target_edges is None:
         return 1.0
-    from ..graph.sparse import subsampled_probabilities
+    from ..graph import subsampled_probabilities
 
-    return subsampled_probabilities(rr_probabilities(epsilon), nodes, bool(directed), keep,
+    return subsampled_probabilities(rr_probabilities(epsilon), nodes, directed, keep,
                                     target_edges).keep
 
 
@@ -125,6 +102,7 @@ def _count_std(rows: int, channel: Channel) -> float:
     return float(count_estimate(0.0, float(rows), channel).std)
 
 
+@validate_params(rows=ROWS)
 def count_std(rows: int, epsilon: float) -> float:
     """Exact std of the debiased count over ``rows`` vertex pairs at ``epsilon``.
 
@@ -137,7 +115,6 @@ def count_std(rows: int, epsilon: float) -> float:
     >>> abs(count_std(100, 1.0) - (100 * p * (1 - p)) ** 0.5 / (1 - 2 * p)) < 1e-12
     True
     """
-    rows = _int(rows, "rows", 1)
     return _count_std(rows, _channel(epsilon))
 
 
@@ -147,6 +124,7 @@ def _entry_variances(channel: Channel) -> tuple[float, float]:
     return float(v0), float(v1)
 
 
+@validate_params(nodes=NODES, **SUBSAMPLE)
 def cut_std(nodes: int, epsilon: float, sides: Sequence[int], directed: bool = False, *,
             keep: float | None = None, target_edges: int | None = None) -> float:
     """Exact std of a cut estimate between disjoint sides of the given sizes.
@@ -174,12 +152,11 @@ def cut_std(nodes: int, epsilon: float, sides: Sequence[int], directed: bool = F
     >>> round(cut_std(4039, 1.0, (100, 200)), 3)
     135.696
     """
-    nodes = _int(nodes, "nodes", 2)
     a, b = _check_sides(sides, nodes)
-    _check_subsample(keep, target_edges)
-    return _count_std(a * b, _channel(epsilon, nodes, bool(directed), keep, target_edges))
+    return _count_std(a * b, _channel(epsilon, nodes, directed, keep, target_edges))
 
 
+@validate_params(nodes=NODES, **SUBSAMPLE)
 def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False, *,
                         keep: float | None = None, target_edges: int | None = None) -> float:
     """Exact std of the debiased edge count (all N vertex pairs).
@@ -188,12 +165,10 @@ def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False, *,
     ----------
     nodes : int
         Number of nodes (>= 2).
-    epsilon : float
-        Privacy parameter per vertex pair.
     directed : bool, default False
         N = n(n-1) ordered pairs if True, n(n-1)/2 otherwise.
-    keep, target_edges : optional
-        A sparse release's subsampling (one of them).
+    epsilon, keep, target_edges
+        As in :func:`cut_std`.
 
     Examples
     --------
@@ -205,12 +180,11 @@ def number_of_edges_std(nodes: int, epsilon: float, directed: bool = False, *,
     >>> f"{number_of_edges_std(50_000, 1.0, target_edges=200_000):.3g}"
     '2.68e+06'
     """
-    nodes = _int(nodes, "nodes", 2)
-    _check_subsample(keep, target_edges)
-    return _count_std(_pairs(nodes, bool(directed)),
-                      _channel(epsilon, nodes, bool(directed), keep, target_edges))
+    return _count_std(pair_count(nodes, directed),
+                      _channel(epsilon, nodes, directed, keep, target_edges))
 
 
+@validate_params(nodes=NODES, **SUBSAMPLE)
 def degree_std(nodes: int, epsilon: float, directed: bool = False, *,
                keep: float | None = None, target_edges: int | None = None) -> float:
     """Exact std of one node's debiased degree (out-degree if directed).
@@ -219,20 +193,16 @@ def degree_std(nodes: int, epsilon: float, directed: bool = False, *,
     ----------
     nodes : int
         Number of nodes n (>= 2); a degree counts n - 1 rows.
-    epsilon : float
-        Privacy parameter per vertex pair.
     directed : bool, default False
         Out-degrees of a directed release cover the same n - 1 rows.
-    keep, target_edges : optional
-        A sparse release's subsampling (one of them).
+    epsilon, keep, target_edges
+        As in :func:`cut_std`.
 
     Examples
     --------
     >>> degree_std(100, 2.0) == count_std(99, 2.0)
     True
     """
-    nodes = _int(nodes, "nodes", 2)
-    _check_subsample(keep, target_edges)
-    return _count_std(nodes - 1, _channel(epsilon, nodes, bool(directed), keep, target_edges))
+    return _count_std(nodes - 1, _channel(epsilon, nodes, directed, keep, target_edges))
 
 

@@ -119,8 +119,8 @@ def run_graph(out: str | Path, G: Any, name: str, dept: dict | None = None,
 
     from tqdm.auto import tqdm
 
-    import dpgraph
     from dpgraph.exceptions import SeededReleaseWarning
+    from dpgraph.graph import release
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -141,7 +141,7 @@ def run_graph(out: str | Path, G: Any, name: str, dept: dict | None = None,
                 s = release_seed(seed, eps, rep)
                 shared = None
                 if rep > 0 and {"naive", "dpgraph", "dpgraph-synth"} & set(methods):
-                    shared = dpgraph.release(G, eps, seed=s)  # metered alone on rep 0 only
+                    shared = release(G, eps, seed=s)  # metered alone on rep 0 only
                 for meth in methods:
                     stats = run_method(meth, G, nodes, eps, s, hd_sources, shared)
                     row = {"dataset": name, "epsilon": float(eps), "rep": rep, "method": meth,

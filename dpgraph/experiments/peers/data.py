@@ -191,7 +191,7 @@ def expand_datasets(names: Any) -> list[str]:
 def load_edge_list(path: str, nodes: Any) -> Any:
     """The graph of an edge-list file on the public vertex set ``nodes``.
 
-    Read by :func:`dpgraph.graph.inputs.read_input`, the reader behind
+    Read by :func:`dpgraph.graph.read_input`, the reader behind
     ``dpgraph.release(path, nodes=...)`` (``u v`` a line, ``#`` comments,
     further columns ignored; an edge at a node outside ``nodes`` is refused).
     ``nodes`` is what ``dpgraph.release`` accepts (a sequence of labels, or
@@ -199,7 +199,7 @@ def load_edge_list(path: str, nodes: Any) -> Any:
     """
     import networkx as nx
 
-    from dpgraph.graph.inputs import read_input
+    from dpgraph.graph import read_input
 
     enc = read_input(str(path), nodes=nodes)
     labels = enc.index.nodes

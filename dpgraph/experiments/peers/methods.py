@@ -149,14 +149,14 @@ def run_method(name: str, G: Any, nodes: Any, eps: float, seed: int,
         work is reused, so ``seconds`` and ``peak_mib`` are NaN: not the
         cost of the row alone).  None: a fresh release, metered.
     """
-    import dpgraph
+    from dpgraph import graph
 
     if name not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {name!r}")
     score_t = 0.0
     if name in ("naive", "dpgraph", "dpgraph-synth"):
         with Meter() as meter:
-            R = dpgraph.release(G, eps, seed=seed) if release is None else release
+            R = graph.release(G, eps, seed=seed) if release is None else release
             if name == "naive":
                 stats = naive_stats(R)
             elif name == "dpgraph":

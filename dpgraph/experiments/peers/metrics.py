@@ -347,7 +347,7 @@ def graph_stats(H: Any, nodes: Any, seed: int = 0, hd_sources: int | None = 200)
 
 def truth_stats(G: Any, name: str, dept: dict | None = None) -> dict:
     """The true graph's statistics (exact harmonic diameter, Louvain seed 0) and scoring aids."""
-    from dpgraph.graph.encoding import canonical_node_order
+    from dpgraph.graph import canonical_node_order
 
     nodes = canonical_node_order(G.nodes())
     t = graph_stats(G, nodes, seed=0, hd_sources=None)

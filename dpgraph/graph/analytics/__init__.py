@@ -27,31 +27,33 @@ without bias from the same products (see :func:`triangle_statistics`).
 
 Functions here take a release (networkx style), typed on the
 :class:`~dpgraph.graph.protocol.Release` protocol; each public one is
-registered with :func:`~._shared.analytic`, and
-:class:`~dpgraph.graph.PrivateGraph` exposes every registered function as a
-method sharing its docstring and signature (``R.triangles()`` is
-``triangles(R)``).  A new analytic is one decorated function.
-Modules: :mod:`.cuts` (cut queries), :mod:`.counts` (edge count, density, degrees), :mod:`.motifs`
-(triangles, wedges, transitivity, clustering), :mod:`.degree_stats`
-(degree moments, assortativity, degree distribution), :mod:`.partition`
-(modularity of a given partition), :mod:`.community` (community detection),
-:mod:`.synthesis`; module names differ from function names so that both stay
-reachable.  They use only the adjacency
-interface (``cut_count``, ``within_count``, ``degrees``, ``number_of_edges``)
-and ``to_scipy_sparse``, so any backend and any binary channel works.
+registered with :func:`dpgraph.graph.answers.analytic` and returns what
+:mod:`dpgraph.graph.answers` builds; :class:`~dpgraph.graph.PrivateGraph`
+exposes every registered function as a method sharing its docstring and
+signature (``R.triangles()`` is ``triangles(R)``).  A new analytic is one
+decorated function.
+
+Modules: :mod:`.cut_queries` (cut, cuts, cut_batch, edges_within),
+:mod:`.counts` (edge count, density, degrees, volume), :mod:`.motifs`
+(triangles, wedges, transitivity, clustering), :mod:`.degree_stats` (degree
+moments, assortativity, degree distribution), :mod:`.partition` (modularity of
+a given partition), :mod:`.community` (community detection), :mod:`.synthesis`
+(synthetic graphs).  No module is named like a function it holds, so both
+stay reachable (``tests/test_layout.py`` checks it).  They use only the
+adjacency interface (``cut_count``, ``within_count``, ``degrees``,
+``number_of_edges``) and ``to_scipy_sparse``, so any backend and any binary
+channel works.
 """
 
-from ._shared import ANALYTICS, analytic, bind_analytics
 from .community import Communities, communities
 from .counts import (
-    NodeEstimates,
     degree,
     density,
     density_between,
     number_of_edges,
     volume,
 )
-from .cuts import cut, cut_batch, cuts, edges_within
+from .cut_queries import cut, cut_batch, cuts, edges_within
 from .degree_stats import (
     DegreeDistribution,
     degree_assortativity,
@@ -73,23 +75,14 @@ from .partition import modularity
 from .synthesis import synthesize
 from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
 
-# the typed analytics (value_counts, value_degree, ...) register themselves on import
-from ..typed import estimators as _typed_estimators  # noqa: F401  isort: skip
-from ..typed import balance as _typed_balance  # noqa: F401  isort: skip
-from ..typed import reciprocity as _typed_reciprocity  # noqa: F401  isort: skip
-
 __all__ = [
-    "ANALYTICS",
     "Communities",
     "CostLimitError",
     "DegreeDistribution",
-    "NodeEstimates",
     "PlannedEstimate",
     "TrianglePlan",
     "TriangleStatistics",
-    "analytic",
     "average_clustering",
-    "bind_analytics",
     "communities",
     "cut",
     "cut_batch",

@@ -18,40 +18,22 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._cutkernel import H01, M1, M2, M4, and_popcount
+
 try:  # one instruction (tzcnt) where numba exposes it
     from numba.cpython.unsafe.numbers import trailing_zeros as _tz
 except ImportError:  # pragma: no cover - other numba versions
     _tz = None
-
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _and_popcount(a, b):  # pragma: no cover - compiled
-    """sum_w popcount(a[w] & b[w]) (SWAR popcount; LLVM vectorizes it)."""
-    one, two, four, sh = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
-    acc = np.uint64(0)
-    for w in range(a.size):
-        x = a[w] & b[w]
-        x = x - ((x >> one) & _M1)
-        x = (x & _M2) + ((x >> two) & _M2)
-        x = (x + (x >> four)) & _M4
-        acc += (x * _H01) >> sh
-    return np.int64(acc)
-
 
 if _tz is None:  # pragma: no cover - other numba versions
     @nb.njit(cache=True, nogil=True, inline="always")
     def _lowest(x):
         """Index of the lowest set bit of x != 0: popcount(lowbit - 1)."""
         x = (x & (~x + np.uint64(1))) - np.uint64(1)
-        x = x - ((x >> np.uint64(1)) & _M1)
-        x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-        x = (x + (x >> np.uint64(4))) & _M4
-        return np.int64((x * _H01) >> np.uint64(56))
+        x = x - ((x >> np.uint64(1)) & M1)
+        x = (x & M2) + ((x >> np.uint64(2)) & M2)
+        x = (x + (x >> np.uint64(4))) & M4
+        return np.int64((x * H01) >> np.uint64(56))
 else:
     @nb.njit(cache=True, nogil=True, inline="always")
     def _lowest(x):  # pragma: no cover - compiled
@@ -62,6 +44,20 @@ else:
 @nb.njit(cache=True, nogil=True, inline="always")
 def _bit(words, i, j):  # pragma: no cover - compiled
     return (words[i, j >> 6] >> np.uint64(j & 63)) & np.uint64(1)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _accumulate(out, r, c, dj, edge):  # pragma: no cover - compiled
+    """Add pair (i, j)'s terms to row r's eight reductions: c = c_ij, dj = d_j, edge = Y_ij."""
+    out[r, 0] += c
+    out[r, 1] += c * dj
+    out[r, 2] += c * c
+    if edge:
+        out[r, 3] += c
+        out[r, 4] += c * dj
+        out[r, 5] += c * c
+        out[r, 6] += dj
+        out[r, 7] += dj * dj
 
 
 @nb.njit(cache=True, nogil=True)
@@ -119,16 +115,8 @@ def packed_rows(sym, deg, rows, group):  # pragma: no cover - compiled
                 i = rows[r]
                 if i == j:
                     continue
-                c = _and_popcount(sym[i], b)
-                out[r, 0] += c
-                out[r, 1] += c * dj
-                out[r, 2] += c * c
-                if _bit(sym, i, j):
-                    out[r, 3] += c
-                    out[r, 4] += c * dj
-                    out[r, 5] += c * c
-                    out[r, 6] += dj
-                    out[r, 7] += dj * dj
+                c = np.int64(and_popcount(sym[i], b))
+                _accumulate(out, r, c, dj, _bit(sym, i, j))
     return out
 
 
@@ -151,25 +139,10 @@ def packed_all_rows(sym, deg, g0, g1, group, acc):  # pragma: no cover - compile
                 b = sym[j]
                 dj = deg[j]
                 for i in range(i0, min(i1, j)):
-                    c = _and_popcount(sym[i], b)
-                    di = deg[i]
-                    out[i, 0] += c
-                    out[i, 1] += c * dj
-                    out[i, 2] += c * c
-                    out[j, 0] += c
-                    out[j, 1] += c * di
-                    out[j, 2] += c * c
-                    if _bit(sym, i, j):
-                        out[i, 3] += c
-                        out[i, 4] += c * dj
-                        out[i, 5] += c * c
-                        out[i, 6] += dj
-                        out[i, 7] += dj * dj
-                        out[j, 3] += c
-                        out[j, 4] += c * di
-                        out[j, 5] += c * c
-                        out[j, 6] += di
-                        out[j, 7] += di * di
+                    c = np.int64(and_popcount(sym[i], b))
+                    edge = _bit(sym, i, j)
+                    _accumulate(out, i, c, dj, edge)  # the pair counts for both of its rows
+                    _accumulate(out, j, c, deg[i], edge)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -241,7 +214,7 @@ def packed_to_csr(words, deg):  # pragma: no cover - compiled
     up = np.zeros(n, dtype=np.int64)  # stored (upper) pairs of each row
     for i in range(n):
         a = words[i, i >> 6:]
-        up[i] = _and_popcount(a, a)
+        up[i] = np.int64(and_popcount(a, a))
     low = indptr[:-1].copy()  # next free slot of each row's lower part (columns < i)
     hi = np.empty(n, dtype=np.int64)
     for i in range(n):
@@ -280,67 +253,6 @@ def bit_neighbour_sums(sym, deg):  # pragma: no cover - compiled
         out[i, 0] = s1
         out[i, 1] = s2
     return out
-
-
-# the direct evaluation on dense float blocks, kept as the reference of .triangle_reference
-@nb.njit(cache=True, parallel=True, fastmath=False)
-def block_terms(C, Yb, i0, deg, D, Q, n, z0, dl, u0, eps_u, w0, om, node_t, node_lin):  # pragma: no cover - compiled
-    rows, cols = C.shape
-    tri = 0.0
-    lin_t = 0.0
-    quad_t = 0.0
-    cub_t = 0.0
-    lin_w = 0.0
-    lin_c = 0.0
-    a0 = (n - 2) * z0 * z0
-    b0 = (n - 2) * u0 * u0
-    c0 = (n - 2) * u0 * z0
-    s0 = (n - 2) * w0 * w0
-    for r in nb.prange(rows):
-        i = i0 + r
-        di = deg[i]
-        Di0 = D[i]
-        Qi0 = Q[i]
-        tri_r = 0.0
-        lin_r = 0.0
-        quad_r = 0.0
-        cub_r = 0.0
-        linw_r = 0.0
-        linc_r = 0.0
-        for j in range(cols):
-            if j == i:
-                continue
-            y = np.float64(Yb[r, j])
-            c = np.float64(C[r, j])
-            ai = di - y
-            aj = deg[j] - y
-            Z = z0 + dl * y
-            U = u0 + eps_u * y
-            Sv = w0 + om * y
-            Z2 = a0 + z0 * dl * (ai + aj) + dl * dl * c
-            U2 = b0 + u0 * eps_u * (ai + aj) + eps_u * eps_u * c
-            UZ = c0 + u0 * dl * aj + eps_u * z0 * ai + eps_u * dl * c
-            ZU = c0 + z0 * eps_u * aj + dl * u0 * ai + dl * eps_u * c
-            S2 = s0 + w0 * om * (ai + aj) + om * om * c
-            tri_r += Z2 * Z
-            lin_r += Sv * (Z2 * Z2 - U2 + Z2)
-            quad_r += Z * S2
-            cub_r += S2 * Sv
-            Di = Di0 - Z
-            Dj = D[j] - Z
-            Qi = Qi0 - U
-            Qj = Q[j] - U
-            linw_r += Sv * ((Di + Dj) ** 2 - (Qi - Di) - (Qj - Dj))
-            linc_r += Sv * (Z2 * (Di + Dj) - UZ - ZU + 2 * Z2)
-        node_t[i] = 0.5 * tri_r
-        node_lin[i] = lin_r
-        tri += tri_r
-        lin_t += lin_r
-        quad_t += quad_r
-        cub_t += cub_r
-        lin_w += linw_r
-        lin_c += linc_r
-    return tri, lin_t, quad_t, cub_t, lin_w, lin_c
 
 
 @nb.njit(cache=True, parallel=True)
@@ -403,7 +315,7 @@ def packed_degrees(words, nthreads):  # pragma: no cover - compiled
         col = cols[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
             a = words[i, i >> 6:]
-            deg[i] = _and_popcount(a, a)
+            deg[i] = np.int64(and_popcount(a, a))
             for w in range(i >> 6, nw):
                 x = words[i, w]
                 base = w * 64

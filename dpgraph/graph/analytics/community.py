@@ -46,18 +46,13 @@ import numpy as np
 from ...core.estimate import Estimate
 from ...validation import Integer, Interval, Options, validate_params
 from .._memory import check_fits
+from ..answers import PROPER, SEED, analytic, finish
+from ..answers import require_undirected as _undirected
 from ..encoding import canonical_node_order
 from ..protocol import Release
 from . import _candidates as cl
 from ._pairsplit import PairSplit
-from ._shared import (
-    PROPER,
-    SEED,
-    _entry_map,
-    _undirected,
-    analytic,
-    finish,
-)
+from ._shared import _entry_map
 from .counts import number_of_edges
 from .partition import heldout_modularity
 from .spectral import DebiasedOperator, eigen_above, noise_variance

@@ -9,7 +9,7 @@ clipped to it; ``proper=False`` returns the unbiased value itself.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -17,74 +17,11 @@ import numpy as np
 from ...core.estimate import Estimate
 from ...core.estimators import count_estimate, unbiased_estimate
 from ...validation import validate_params
+from ..answers import PROPER, NodeEstimates, analytic, check_release, finish, require_undirected
 from ..protocol import Release
-from ._shared import (
-    PROPER,
-    _check_release,
-    _has_node,
-    _observed_degrees,
-    _undirected,
-    analytic,
-    finish,
-)
+from ._shared import _has_node, _observed_degrees
 
-__all__ = ["NodeEstimates", "degree", "density", "density_between", "number_of_edges", "volume"]
-
-
-class NodeEstimates:
-    """Per-node estimates, like networkx's degree view ``G.degree``.
-
-    Iterating gives ``(node, estimate)`` pairs, so ``dict(R.degree())`` and
-    ``for v, d in R.degree(nbunch)`` work as in networkx; ``est[v]`` is the
-    :class:`~dpgraph.core.Estimate` of node v; ``v in est`` and ``len(est)``
-    as for a mapping; ``to_dict()`` gives ``{node: value}``; ``estimate`` is
-    the batch (arrays in ``nodes`` order) and ``numpy.asarray(est)`` its values.
-
-    Examples
-    --------
-    >>> import networkx as nx, dpgraph
-    >>> R = dpgraph.release(nx.path_graph(3), epsilon=2.0, seed=0)
-    >>> d = R.degree()
-    >>> [v for v, _ in d], 1 in d, len(d)
-    ([0, 1, 2], True, 3)
-    >>> set(d.to_dict()) == {0, 1, 2}
-    True
-    """
-
-    def __init__(self, nodes: tuple, estimate: Estimate) -> None:
-        self.nodes = tuple(nodes)
-        self.estimate = estimate
-        self._pos = {v: i for i, v in enumerate(self.nodes)}
-
-    def __getitem__(self, v: Hashable) -> Estimate:
-        try:
-            i = self._pos[v]
-        except (KeyError, TypeError):
-            raise KeyError(v) from None
-        return self.estimate[i]
-
-    def __contains__(self, v: Any) -> bool:
-        try:
-            return v in self._pos
-        except TypeError:  # unhashable
-            return False
-
-    def __iter__(self) -> Iterator[tuple[Hashable, Estimate]]:
-        for i, v in enumerate(self.nodes):
-            yield v, self.estimate[i]
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return np.asarray(self.estimate.value, dtype=float if dtype is None else dtype)
-
-    def to_dict(self) -> dict:
-        """``{node: estimated value}``."""
-        return dict(zip(self.nodes, np.asarray(self.estimate.value).tolist()))
-
-    def __repr__(self) -> str:  # a summary, never the values
-        return f"NodeEstimates({len(self)} nodes)"
+__all__ = ["degree", "density", "density_between", "number_of_edges", "volume"]
 
 
 @analytic
@@ -116,7 +53,7 @@ def number_of_edges(R: Release, proper: bool = True) -> Estimate:
     >>> abs(e.value - G.number_of_edges()) < 4 * e.std
     True
     """
-    _check_release(R)
+    check_release(R)
     observed = R.number_of_released_edges()
     return finish(count_estimate(observed, R.number_of_pairs(), R.channel), proper, step=1.0)
 
@@ -139,7 +76,7 @@ def density(R: Release, proper: bool = True) -> Estimate:
     >>> abs(d.value - 1.0) < 4 * d.std
     True
     """
-    _check_release(R)
+    check_release(R)
     N = float(R.number_of_pairs())
     est = unbiased_estimate(R.number_of_released_edges(), [[0.0, 1.0]], [N], R.channel, normalizer=N)
     return finish(est, proper, 0.0, 1.0)
@@ -192,7 +129,7 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     >>> [v for v, d in R.degree([1, 2])]
     [1, 2]
     """
-    _check_release(R)
+    check_release(R)
     est = _degree_estimate(R, proper)
     nodes = R.node_index.nodes  # by position
     if nbunch is None:
@@ -242,7 +179,7 @@ def volume(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     >>> abs(e.value - truth) < 4 * e.std
     True
     """
-    _undirected(R, "volume(S)")
+    require_undirected(R, "volume(S)")
     s = R.positions(S, "S")
     n, k = R.number_of_nodes(), s.size
     obs = float(_observed_degrees(R)[s].sum())
@@ -288,7 +225,7 @@ def density_between(R: Release, S: Iterable[Hashable], T: Iterable[Hashable],
     >>> abs(e.value - 1.0) < 4 * e.std
     True
     """
-    _check_release(R)
+    check_release(R)
     s, t = R.cut_positions(S, T)
     rows = float(s.size * t.size)
     obs = R.adjacency.cut_count(s, t)

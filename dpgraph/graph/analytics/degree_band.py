@@ -73,10 +73,6 @@ def grid_points(y: np.ndarray, y0: int, k: int = _GRID) -> np.ndarray:
     return np.concatenate([below[below >= y0], ys])
 
 
-def _ecdf(sorted_y: np.ndarray, g: np.ndarray) -> np.ndarray:
-    return np.searchsorted(sorted_y, g, side="right") / sorted_y.size
-
-
 def _weights(F: np.ndarray, n: int) -> np.ndarray:
     return np.sqrt(np.maximum(F * (1.0 - F), _FLOOR / n))
 

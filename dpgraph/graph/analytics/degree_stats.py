@@ -11,21 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ...core.estimate import BoundInterval, Estimate
+from ...core.estimate import Z95, BoundInterval, Estimate, apply_proper
 from ...core.estimators import Channel
 from ...validation import Integer, Interval, Optional, Options, validate_params
 from .._memory import available_memory
+from ..answers import PROPER, analytic, require_undirected
 from ..protocol import Release
-from ._shared import (
-    PROPER,
-    Z95,
-    _cache,
-    _entry_map,
-    _observed_degrees,
-    _undirected,
-    analytic,
-    check_proper,
-)
+from ._shared import _cache, _entry_map, _observed_degrees
 from .counts import number_of_edges
 from .degree_kernel import DegreeKernel, kernel_bytes, kernel_rows
 
@@ -48,7 +40,7 @@ def degree_moments(R: Release) -> dict:
     >>> [round(mo[k]) for k in ("m", "d2", "d3", "B")]
     [5, 30, 130, 25]
     """
-    _undirected(R, "degree moments")
+    require_undirected(R, "degree moments")
     n = R.number_of_nodes()
     z0, z1 = _entry_map(R.channel)
     deg = _observed_degrees(R).astype(float)
@@ -98,7 +90,6 @@ def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
     >>> abs(r.value - nx.degree_assortativity_coefficient(G)) < 0.1
     True
     """
-    proper = check_proper(proper)
     mo = degree_moments(R)
     m = mo["m"]
     raw = float("nan")
@@ -107,11 +98,11 @@ def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
         num = mo["B"] / m - mu * mu
         den = mo["d3"] / (2 * m) - mu * mu
         raw = num / den if den > 0 else float("nan")
-    value = (float(np.clip(raw, -1.0, 1.0)) if np.isfinite(raw) else 0.0) if proper else raw
     # no error bar: the interval is the whole feasible range and the estimate is unresolved
-    return Estimate(value, 2.0 / (2 * Z95), exact_std=False, feasible_range=(-1.0, 1.0),
-                    proper=proper, raw=raw, interval=BoundInterval(-1.0, 0.0, 1.0, 0.0),
-                    unresolved="assortativity has no error bar here (its interval is [-1, 1])")
+    est = Estimate(raw, 2.0 / (2 * Z95), exact_std=False, feasible_range=(-1.0, 1.0),
+                   interval=BoundInterval(-1.0, 0.0, 1.0, 0.0),
+                   unresolved="assortativity has no error bar here (its interval is [-1, 1])")
+    return apply_proper(est, proper)  # an undefined ratio: the middle of [-1, 1], 0
 
 
 def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = None) -> np.ndarray:
@@ -385,7 +376,7 @@ def degree_distribution(
     >>> bool(h.ccdf_lower[10] <= 1.0 <= h.ccdf_upper[10])  # truth: every node has degree 10
     True
     """
-    _undirected(R, "degree_distribution")
+    require_undirected(R, "degree_distribution")
     level = float(level)
     n = R.number_of_nodes()
     dmax = _support(R) if max_degree is None else int(min(max_degree, n - 1))

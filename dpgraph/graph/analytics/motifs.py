@@ -20,26 +20,23 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from ...core.estimate import BoundInterval, Estimate
+from ...core.estimate import Z95, BoundInterval, Estimate
 from ...validation import Boolean, Integer, Interval, Optional, validate_params
-from ..protocol import Release
-from ._clustering import ClusteringSets
-from ._shared import (
+from ..answers import (
     PROGRESS,
     PROPER,
     SEED,
-    Z95,
-    _cache,
-    _entry_map,
-    _undirected,
     analytic,
-    check_proper,
     finish,
     finish_ratio,
+    require_undirected,
 )
+from ..protocol import Release
+from ._clustering import ClusteringSets
+from ._shared import _cache, _entry_map
 from ._triangle_terms import Constants, row_sums
 from .triangle_counting import REDUCTIONS, TriangleCounter
-from .triangle_planning import CostLimitError, TrianglePlan, _check_budget, triangle_plan
+from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
 
 __all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
            "local_clustering",
@@ -121,7 +118,7 @@ def _at_once(lo: float, hi: float, low: float, high: float, proper: bool, plan: 
     """Unresolved, known only to lie in [lo, hi]: the midpoint, that interval at every level."""
     mid = 0.5 * (lo + hi)
     return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(low, high), exact_std=False,
-                           proper=check_proper(proper), raw=mid,
+                           proper=proper, raw=mid,
                            interval=BoundInterval(lo, 0.0, hi, 0.0),
                            unresolved=reason or plan.reason, plan=plan)
 
@@ -174,6 +171,7 @@ def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | No
                               path=path, rows=None if rows is None else int(sel.size), seed=seed)
 
 
+@validate_params(progress=PROGRESS, **_BUDGET, sample=Boolean(), seed=SEED)
 def triangle_statistics(R: Release, progress: bool | None = None, *,
                         budget_seconds: float = 30.0, max_memory: int | None = None,
                         sample: bool = True, seed: int | None = None) -> TriangleStatistics:
@@ -233,7 +231,7 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     >>> round(st.var_triangles ** 0.5) > 0, st.rows is None
     (True, True)
     """
-    _undirected(R, "triangle counting")
+    require_undirected(R, "triangle counting")
     plan, counter = _plan(R, budget_seconds, max_memory, sample)
     return _computed(R, plan, counter, progress, seed)
 
@@ -241,10 +239,7 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
 def _plan(R: Any, budget_seconds: Any, max_memory: Any, sample: Any
           ) -> tuple[TrianglePlan, TriangleCounter | None]:
     """The plan for these arguments, decided once per release (the counter that measured it)."""
-    _check_budget(budget_seconds, max_memory)
-    if not isinstance(sample, bool):
-        raise TypeError(f"sample must be True or False, got {type(sample).__name__}")
-    cache = _cache(R)
+    cache = _cache(R)  # the arguments are declared by the public callers
     key = ("tri-plan", float(budget_seconds), max_memory, sample)
     if key in cache:
         return cache[key], None
@@ -341,7 +336,7 @@ def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
     >>> dpgraph.release(G, epsilon=0.1, seed=0).triangles().plan.mode
     'full'
     """
-    _undirected(R, "triangle counting")
+    require_undirected(R, "triangle counting")
     n = R.number_of_nodes()
     feasible = (0.0, n * (n - 1) * (n - 2) / 6)
     plan, counter = _plan(R, budget_seconds, max_memory, sample)
@@ -386,7 +381,7 @@ def wedges(R: Release, proper: bool = True,
     >>> abs(w.value - truth) < 4 * w.std
     True
     """
-    _undirected(R, "wedge counting")
+    require_undirected(R, "wedge counting")
     W, var_w = _wedge_statistics(R)
     n = R.number_of_nodes()
     est = Estimate(W, float(np.sqrt(var_w)), exact_std=False,
@@ -434,10 +429,8 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     proper : bool, default True
         Value 3T^/W^ clipped to [0, 1] (the interval's midpoint when W^ <= 0);
         False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
-    progress : bool or None, default None
-        Progress bar of the triangle pass (see :func:`triangle_statistics`).
-    budget_seconds, max_memory, sample, seed
-        As in :func:`triangle_statistics`.
+    progress, budget_seconds, max_memory, sample, seed
+        As in :func:`triangles` (the same triangle pass).
 
     Returns
     -------
@@ -453,7 +446,7 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     >>> 0 <= lo <= t.value <= hi <= 1
     True
     """
-    _undirected(R, "triangle counting")
+    require_undirected(R, "triangle counting")
     plan, counter = _plan(R, budget_seconds, max_memory, sample)
     if not plan.resolvable:
         W, var_w = _wedge_statistics(R)
@@ -466,6 +459,7 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     return _planned(est, _with_seed(plan, st))
 
 
+@validate_params(**_BUDGET)
 def local_clustering(R: Release, *, budget_seconds: float = 30.0,
                      max_memory: int | None = None) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
@@ -484,7 +478,7 @@ def local_clustering(R: Release, *, budget_seconds: float = 30.0,
     >>> c.shape, bool(((0 <= c) & (c <= 1)).all())
     ((34,), True)
     """
-    _undirected(R, "local clustering")
+    require_undirected(R, "local clustering")
     plan, counter = _plan(R, budget_seconds, max_memory, False)
     st = _computed(R, plan, counter, None, None)
     w = st.node_wedges
@@ -569,8 +563,7 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
     >>> 0.0 <= lo <= a.value <= hi <= 1.0
     True
     """
-    proper = check_proper(proper)
-    _undirected(R, "average clustering")
+    require_undirected(R, "average clustering")
     plan, counter = _plan(R, budget_seconds, max_memory, False)
     if plan.mode != "full":
         why = f"average clustering needs every row of the triangle pass: {plan.reason}"

@@ -18,17 +18,9 @@ import numpy as np
 from ...core.estimate import Estimate
 from ...core.estimators import count_estimate, unbiased_estimate
 from ...validation import validate_params
+from ..answers import PROPER, analytic, finish, finish_ratio, require_undirected
 from ..protocol import Release
-from ._shared import (
-    PROPER,
-    _entry_map,
-    _observed_degrees,
-    _undirected,
-    analytic,
-    check_proper,
-    finish,
-    finish_ratio,
-)
+from ._shared import _entry_map, _observed_degrees
 from .counts import number_of_edges
 
 
@@ -224,8 +216,7 @@ def modularity(R: Release, partition: Iterable[Iterable[Hashable]],
     >>> abs(q.value - truth) < 4 * q.std
     True
     """
-    proper = check_proper(proper)
-    _undirected(R, "modularity")
+    require_undirected(R, "modularity")
     lab = _partition_labels(R, partition)
     n = R.number_of_nodes()
     k = int(lab.max()) + 1

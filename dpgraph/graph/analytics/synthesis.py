@@ -14,19 +14,14 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ...core.pairs import pair_from_index, pair_index
 from ...validation import Integer, Optional, validate_params
 from .._memory import Alternative, check_call_fits, gib, release_kind, sparse_release_alternative
+from ..answers import PROGRESS, SEED, analytic
+from ..answers import require_undirected as _undirected
 from ..convert import blocks_to_networkx, edge_blocks, networkx_bytes
-from ..encoding import pair_from_index, pair_index
 from ..protocol import Release
-from ._shared import (
-    PROGRESS,
-    SEED,
-    _observed_degrees,
-    _undirected,
-    analytic,
-    progress_range,
-)
+from ._shared import _observed_degrees, progress_range
 from .counts import number_of_edges
 from .degree_stats import degree_distribution
 from .spectral import _leading_eigen, _noise_edge

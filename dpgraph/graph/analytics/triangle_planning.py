@@ -38,9 +38,9 @@ import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...core.estimate import Z95
 from ...core.estimators import count_estimate
 from .. import _memory
-from ._shared import Z95
 from .triangle_counting import Cost, TriangleCounter
 
 __all__ = ["CostLimitError", "TrianglePlan", "triangle_plan"]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..._frames import drops_input_frames
+from ...validation import Boolean, validate_params
 from ..edgelist import DEFAULT_CHUNK_BYTES
 from ..encoding import NodeIndex
 from ..inputs import ReadOptions, check_pairs, stream_input
@@ -134,6 +135,7 @@ def _integer_index(index: NodeIndex) -> NodeIndex:
 
 
 @drops_input_frames
+@validate_params(directed=Boolean())
 def edge_keys(G: Any, nodes: Any = None, *, directed: bool = False,
               chunk_bytes: int = DEFAULT_CHUNK_BYTES,
               storage_options: dict | None = None) -> EdgeKeys:
@@ -172,10 +174,6 @@ def edge_keys(G: Any, nodes: Any = None, *, directed: bool = False,
     >>> edge_keys(nx.path_graph(3)).keys.tolist()
     [1, 5]
     """
-    if isinstance(directed, (bool, np.bool_)):
-        directed = bool(directed)
-    else:
-        raise TypeError(f"directed must be True or False, got {type(directed).__name__}")
     stream = stream_input(G, nodes, directed,
                           options=ReadOptions(int(chunk_bytes), storage_options, compact=True))
     index = _integer_index(stream.index)

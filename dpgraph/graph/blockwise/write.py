@@ -23,7 +23,7 @@ from ..._version import __version__
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...ledger import PrivacyLedger
-from ...validation import check_bool
+from ...validation import Boolean, InstanceOf, Optional, validate_params
 from ..inputs import public_n
 from .cluster import run_tasks, share
 from .edges import EdgeKeys, check_keys, edge_keys
@@ -202,6 +202,8 @@ def _refuse_foreign(loc: StoreLocation) -> None:
         )
 
 
+@validate_params(directed=Boolean(), overwrite=Boolean(), resume=Boolean(), progress=Boolean(),
+                 storage_options=Optional(InstanceOf(dict, example={})))
 def release_blockwise(
     edges: Any,
     epsilon: float,
@@ -282,9 +284,6 @@ def release_blockwise(
 
     tx = ReleaseTransaction(epsilon, K=2, ledger=ledger)
     rr = tx.probabilities
-    overwrite = check_bool(overwrite, "overwrite")
-    resume = check_bool(resume, "resume")
-    directed = check_bool(directed, "directed")
     if overwrite and resume:
         raise ValueError("pass overwrite=True or resume=True, not both")
     if resume and key is None:
@@ -312,7 +311,7 @@ def release_blockwise(
             nonce = _resumable_nonce(old, loc, key, data, rr, (tr, tc))
         else:
             # every check that can fail is above: charge the ledger, then sample
-            source = tx.commit(label="blockwise release", stacklevel=3)
+            source = tx.commit(label="blockwise release", stacklevel=4)  # past validate_params
             key = key if key is not None else source.uint64(4).tobytes()
             nonce = new_nonce()
             _create_store(loc, plan, data, rr, key, nonce, (tr, tc))

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..adjacency import AdjacencyBase, CutSides
-from ..packed import PackedAdjacency, pack_indices, words_per_row
+from ..packed import PackedAdjacency, pack_indices, read_only, words_per_row
 
 __all__ = ["TypedAdjacency"]
 
@@ -77,9 +77,7 @@ class TypedAdjacency(AdjacencyBase):
     @property
     def planes(self) -> np.ndarray:
         """The value bit planes, uint64 (value_bits(K), n, nw); read-only view."""
-        view = self._planes.view()
-        view.flags.writeable = False
-        return view
+        return read_only(self._planes)
 
     @property
     def nbytes(self) -> int:
@@ -217,11 +215,6 @@ class TypedAdjacency(AdjacencyBase):
             w = self._planes[k][rows, cols >> 6]
             out |= ((w >> shift) & np.uint64(1)).astype(np.int64) << k
         return out
-
-    def valued_edge_array(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Positions (rows, cols) and value index of every released tie, row-major."""
-        r, c = self.edge_array()
-        return r, c, self.edge_values(r, c)
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
-from ..analytics._shared import _undirected, analytic, finish, finish_ratio
+from ..answers import analytic, finish, finish_ratio
+from ..answers import require_undirected as _undirected
 from ..protocol import Release
 from .dense import debiased_matrix
 from .estimators import typed
@@ -81,9 +82,6 @@ class _Products:
             Y = self.Z[y[0]] if len(y) == 1 else self.E(*y)
             self._P[key] = X @ Y
         return self._P[key]
-
-    def mat(self, x: tuple) -> np.ndarray:
-        return self.Z[x[0]] if len(x) == 1 else self.E(*x)
 
 
 def _value(P: _Products, w: dict) -> float:

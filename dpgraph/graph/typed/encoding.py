@@ -155,11 +155,6 @@ class TieValues:
         phi[1:] = 1.0
         return phi
 
-    def to_json(self) -> dict:
-        """The public description written into a release file."""
-        return {"edge_attr": self.edge_attr, "values": list(self.values),
-                "bins": None if self.bins is None else [float(b) for b in self.bins]}
-
     def __repr__(self) -> str:
         shown = ", ".join(repr(v) for v in self.values[:6]) + (", ..." if len(self.values) > 6 else "")
         return f"TieValues(edge_attr={self.edge_attr!r}, values=[{shown}], K={self.K})"

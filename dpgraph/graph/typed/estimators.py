@@ -17,30 +17,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ...core.estimate import Estimate
 from ...core.estimators import Channel, histogram_estimate
 from ..adjacency import ValuedAdjacency
-from ..analytics._shared import analytic, finish, finish_ratio
-from ..analytics.counts import NodeEstimates
+from ..answers import NodeEstimates, analytic, finish, finish_ratio
 from ..protocol import Release
 from .encoding import TieValues
 
 __all__ = ["row_function", "typed_count", "value_counts", "value_degree", "value_fraction",
            "value_volume"]
-
-
-class TypedRelease(Release, Protocol):
-    """A typed release as its estimators see it (``PrivateGraph`` with ``tie_values``)."""
-
-    @property
-    def tie_values(self) -> TieValues: ...
-
-    @property
-    def typed_channel(self) -> Channel: ...
 
 
 def typed(R: Any, what: str) -> TieValues:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
-from ..analytics._shared import analytic, finish, finish_ratio
+from ..answers import analytic, finish, finish_ratio
 from ..protocol import Release
 from .dense import debiased_matrix, indicator_channel
 from .estimators import typed

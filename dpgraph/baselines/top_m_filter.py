@@ -45,14 +45,15 @@ from the core's random source, not a certified sampler.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.stats
 
-from ..core.randomness import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Interval, Options, validate_params
+from ._common import graph_of_pairs, read_graph
 
 __all__ = ["TmFResult", "tmf", "tmf_threshold"]
 
@@ -101,6 +102,8 @@ def tmf_threshold(n_pairs: float, m_tilde: float, eps_cells: float) -> float:
     return float(np.log(ratio / 2.0 + (np.exp(eps_cells) - 1.0) / 2.0) / eps_cells)
 
 
+@validate_params(epsilon=Epsilon(), variant=Options("paper", "exact-topm"),
+                 count_fraction=Interval(numbers.Real, 0, 1, closed="neither", example="0.5"))
 def tmf(G: Any, epsilon: float, seed: Any = None, count_fraction: float = 0.5,
         variant: str = "paper") -> TmFResult:
     """Release a synthetic graph with TmF at privacy level epsilon (edge-DP).
@@ -143,21 +146,16 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
 
     The counts (true edges passing the threshold, non-edges passing or
     filled) depend on the input graph: they are never part of a release.
+    The arguments are declared by :func:`tmf`.
     """
-    from ..graph.encoding import encode_graph, pair_count
+    from ..core import pair_count
 
-    epsilon = check_epsilon(epsilon)
-    if variant not in ("paper", "exact-topm"):
-        raise ValueError(f"variant must be 'paper' or 'exact-topm', got {variant!r}")
-    if not (0.0 < float(count_fraction) < 1.0):
-        raise ValueError(f"count_fraction must be in (0, 1), got {count_fraction!r}")
-    enc = encode_graph(G, directed=False)
+    enc, rng = read_graph(G, seed)
     n = enc.n
     N = pair_count(n, False)
     m = int(enc.rows.size)
     eps2 = float(count_fraction) * epsilon
     eps1 = epsilon - eps2
-    rng = resolve_random(seed).generator()
     m_tilde = int(np.clip(np.rint(m + rng.laplace(0.0, 1.0 / eps2)), 0, N))
     theta = tmf_threshold(N, m_tilde, eps1)
     # true edges: explicit noise
@@ -209,15 +207,7 @@ def _tmf_traced(G: Any, epsilon: float, seed: Any, count_fraction: float,
 
 
 def _to_graph(enc: Any, codes: np.ndarray) -> Any:
-    import networkx as nx
-
-    n = enc.n
-    nodes = enc.index.nodes
-    H = nx.Graph()
-    H.add_nodes_from(nodes)
-    r, c = np.divmod(np.asarray(codes, dtype=np.int64), n)
-    H.add_edges_from(zip(map(nodes.__getitem__, r.tolist()), map(nodes.__getitem__, c.tolist())))
-    return H
+    return graph_of_pairs(enc.index.nodes, *np.divmod(np.asarray(codes, dtype=np.int64), enc.n))
 
 
 def _sample_non_edges(n: int, edge_codes_sorted: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -17,10 +17,10 @@ import numpy as np
 
 from ...core.estimate import Estimate
 from ...core.estimators import CountingQuery
-from ...validation import Boolean, validate_params
-from ..encoding import pair_count
+from ...core.pairs import pair_count
+from ...validation import validate_params
+from ..answers import PROPER, analytic
 from ..protocol import Release
-from ._shared import analytic
 
 __all__ = ["cut", "cut_batch", "cuts", "edges_within"]
 
@@ -54,7 +54,7 @@ def _typed_cut(R: Release, sides: list, value: Any, weights: Any, proper: bool,
 
 
 @analytic
-@validate_params(proper=Boolean())
+@validate_params(proper=PROPER)
 def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
         proper: bool = True, *, value: Any = None, weights: Mapping | None = None) -> Estimate:
     """Estimate the number of edges between disjoint node sets S and T.
@@ -110,7 +110,7 @@ def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
 
 
 @analytic
-@validate_params(proper=Boolean())
+@validate_params(proper=PROPER)
 def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable]]],
          proper: bool = True, *, value: Any = None, weights: Mapping | None = None) -> Estimate:
     """Estimate many cut queries at once; a batch :class:`Estimate`.
@@ -171,7 +171,7 @@ def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable
 
 
 @analytic
-@validate_params(proper=Boolean())
+@validate_params(proper=PROPER)
 def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estimate:
     """Estimate Q cut queries given as one (Q x n) membership matrix, in one pass.
 
@@ -249,7 +249,7 @@ def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estima
 
 
 @analytic
-@validate_params(proper=Boolean())
+@validate_params(proper=PROPER)
 def edges_within(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     """Estimate the number of edges with both ends in S.
 

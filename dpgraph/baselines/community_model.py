@@ -36,56 +36,48 @@ with Louvain on the true graph on every graph we tried (ego-Facebook,
 email-Eu-core, a dense SBM, a random geometric graph; ARI at eps = 2 on
 email-Eu-core 0.008 against 0.043, two releases each).
 
-Like :mod:`dpgraph.baselines.tmf` this is an accuracy baseline: its noise
+Like :mod:`dpgraph.baselines.top_m_filter` this is an accuracy baseline: its noise
 comes from a numpy Generator derived from the core's random source, not from
 a certified sampler.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..core.randomness import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Integer, validate_params
+from ._common import SyntheticGraph, graph_of_pairs, read_graph
 
 __all__ = ["PrivGraphResult", "community_statistics", "privgraph"]
 
 DEFAULT_SPLIT = (1 / 3, 1 / 3, 1 / 6, 1 / 6)  # init, adjust, degrees, between
 
 
-@dataclass(frozen=True)
-class PrivGraphResult:
-    """Output of :func:`privgraph` (released quantities only).
+@dataclass(frozen=True, repr=False)
+class PrivGraphResult(SyntheticGraph):
+    """Output of :func:`privgraph` (released quantities only): ``graph`` (drawn from the
+    three released quantities below) and ``budget`` (the epsilon of each step: "init",
+    "adjust", "degrees", "between"), and
 
     Attributes
     ----------
-    graph : networkx.Graph
-        The synthetic graph on the input's node set, drawn from the three
-        released quantities below.
     partition : list of frozenset
         The communities of phase 1 (a differentially private output).
     intra_degrees : numpy.ndarray
         Noisy, rounded intra-community degree of every node (input node order).
     between_counts : numpy.ndarray
         Noisy, rounded k x k symmetric matrix of between-community edge counts.
-    budget : dict
-        The epsilon spent by each step ("init", "adjust", "degrees", "between");
-        they sum to the total epsilon.
     """
 
-    graph: Any
     partition: list
-    intra_degrees: np.ndarray = field(repr=False)
-    between_counts: np.ndarray = field(repr=False)
-    budget: dict
+    intra_degrees: np.ndarray
+    between_counts: np.ndarray
 
-    def __repr__(self) -> str:
-        return (f"PrivGraphResult(nodes={self.graph.number_of_nodes()}, "
-                f"edges={self.graph.number_of_edges()}, communities={len(self.partition)}, "
-                f"epsilon={sum(self.budget.values()):.6g})")
+    def _details(self) -> str:
+        return f"communities={len(self.partition)}"
 
 
 def _check_split(split: Any) -> tuple[float, float, float, float]:
@@ -153,6 +145,7 @@ def _detect(A: Any, n: int, eps_init: float, eps_adjust: float, group_size: int,
     return lab
 
 
+@validate_params(eps_degrees=Epsilon(), eps_between=Epsilon())
 def community_statistics(G: Any, partition: Any, eps_degrees: float, eps_between: float,
                          seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Phase 2 of PrivGraph for a given partition: noisy, unrounded statistics.
@@ -173,7 +166,7 @@ def community_statistics(G: Any, partition: Any, eps_degrees: float, eps_between
     -------
     intra : numpy.ndarray
         Each node's edges inside its community + Lap(2 / eps_degrees), in the
-        canonical node order of :func:`dpgraph.graph.encoding.encode_graph`.
+        canonical node order of :func:`dpgraph.graph.encode_graph`.
     between : numpy.ndarray
         k x k symmetric matrix, off-diagonal entries the edges between two
         communities + Lap(1 / eps_between) (one draw per unordered pair),
@@ -187,13 +180,8 @@ def community_statistics(G: Any, partition: Any, eps_degrees: float, eps_between
     >>> np.round(intra).astype(int).tolist(), int(round(between[0, 1]))
     ([4, 4, 4, 4, 4, 4, 4, 4, 4, 4], 1)
     """
-    from ..graph.encoding import encode_graph
-
-    eps_degrees = check_epsilon(eps_degrees, "eps_degrees")
-    eps_between = check_epsilon(eps_between, "eps_between")
-    enc = encode_graph(G, directed=False)
+    enc, rng = read_graph(G, seed)
     lab = _labels(enc, partition)
-    rng = resolve_random(seed).generator()
     return _extract(_adjacency(enc), lab, eps_degrees, eps_between, rng)
 
 
@@ -276,6 +264,7 @@ def _reconstruct(n: int, lab: np.ndarray, intra: np.ndarray, between: np.ndarray
     return np.unique(np.concatenate(codes))
 
 
+@validate_params(epsilon=Epsilon(), group_size=Integer(minimum=1))
 def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPLIT,
               group_size: int = 20) -> PrivGraphResult:
     """Release a synthetic graph with PrivGraph at privacy level epsilon (edge-DP).
@@ -309,20 +298,14 @@ def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPL
     """
     import networkx as nx
 
-    from ..graph.encoding import encode_graph
-
-    epsilon = check_epsilon(epsilon)
     shares = _check_split(split)
-    if isinstance(group_size, (bool, np.bool_)) or int(group_size) != group_size or group_size < 1:
-        raise ValueError(f"group_size must be an int >= 1, got {group_size!r}")
-    enc = encode_graph(G, directed=False)
+    enc, rng = read_graph(G, seed)
     n = enc.n
     budget = dict(zip(("init", "adjust", "degrees", "between"), (s * epsilon for s in shares)))
-    rng = resolve_random(seed).generator()
     A = _adjacency(enc)
     if n == 0:
-        lab = np.zeros(0, dtype=np.int64)
-        return PrivGraphResult(nx.Graph(), [], np.zeros(0), np.zeros((0, 0)), budget)
+        return PrivGraphResult(nx.Graph(), budget, partition=[], intra_degrees=np.zeros(0),
+                               between_counts=np.zeros((0, 0)))
     lab = _detect(A, n, budget["init"], budget["adjust"], int(group_size), rng)
     intra_raw, between_raw = _extract(A, lab, budget["degrees"], budget["between"], rng)
     k = int(lab.max()) + 1
@@ -331,9 +314,6 @@ def privgraph(G: Any, epsilon: float, seed: Any = None, split: Any = DEFAULT_SPL
     between = np.clip(np.rint(between_raw), 0, np.outer(sizes, sizes)).astype(np.int64)
     codes = _reconstruct(n, lab, intra, between, rng)
     nodes = enc.index.nodes
-    H = nx.Graph()
-    H.add_nodes_from(nodes)
-    r, c = np.divmod(codes, n)
-    H.add_edges_from(zip(map(nodes.__getitem__, r.tolist()), map(nodes.__getitem__, c.tolist())))
     partition = [frozenset(nodes[i] for i in np.flatnonzero(lab == c)) for c in range(k)]
-    return PrivGraphResult(H, partition, intra, between, budget)
+    return PrivGraphResult(graph_of_pairs(nodes, *np.divmod(codes, n)), budget,
+                           partition=partition, intra_degrees=intra, between_counts=between)

@@ -1,34 +1,99 @@
-"""The direct n x n evaluation of the triangle statistics, kept as a reference.
+"""The direct n x n evaluation of the triangle statistics: the oracle of the tests.
 
-This is how :func:`.motifs.triangle_statistics` was computed before the
-sparse and packed passes: the release materialized as a dense float32 matrix
-Y (3 n^2 floats) and every per-pair term evaluated on row blocks of C = Y Y.
-It is the oracle of the tests (same values to floating-point tolerance) and
-the baseline of ``benchmarks/bench_motifs.py``; the library does not call it.
+This is how :func:`dpgraph.graph.analytics.motifs.triangle_statistics` was
+computed before the sparse and packed passes: the release materialized as a
+dense float32 matrix Y (3 n^2 floats) and every per-pair term evaluated on row
+blocks of C = Y Y.  It is the oracle of ``tests/test_motifs.py`` (same values
+to floating-point tolerance) and the baseline of ``benchmarks/bench_motifs.py``;
+the library does not call it.  The per-block pass is compiled with numba when
+numba is installed, in numpy otherwise.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
-from ..._numba import load_kernels
-from ._shared import _block_rows, _dense_release, _entry_map, _undirected
-from .motifs import TriangleStatistics
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..private import PrivateGraph
+from dpgraph.graph.analytics._shared import _block_rows, _dense_release, _entry_map
+from dpgraph.graph.analytics.motifs import TriangleStatistics
+from dpgraph.graph.answers import require_undirected
 
 __all__ = ["dense_triangle_statistics"]
 
 
-def dense_triangle_statistics(R: PrivateGraph, use_numba: bool = True) -> TriangleStatistics:
+try:  # numba is optional: without it the numpy pass below gives the same values
+    import numba as nb
+except ImportError:  # pragma: no cover
+    nb = None
+
+if nb is not None:
+    @nb.njit(cache=True, parallel=True, fastmath=False)
+    def block_terms(C, Yb, i0, deg, D, Q, n, z0, dl, u0, eps_u, w0, om, node_t, node_lin):
+        rows, cols = C.shape
+        tri = 0.0
+        lin_t = 0.0
+        quad_t = 0.0
+        cub_t = 0.0
+        lin_w = 0.0
+        lin_c = 0.0
+        a0 = (n - 2) * z0 * z0
+        b0 = (n - 2) * u0 * u0
+        c0 = (n - 2) * u0 * z0
+        s0 = (n - 2) * w0 * w0
+        for r in nb.prange(rows):
+            i = i0 + r
+            di = deg[i]
+            Di0 = D[i]
+            Qi0 = Q[i]
+            tri_r = 0.0
+            lin_r = 0.0
+            quad_r = 0.0
+            cub_r = 0.0
+            linw_r = 0.0
+            linc_r = 0.0
+            for j in range(cols):
+                if j == i:
+                    continue
+                y = np.float64(Yb[r, j])
+                c = np.float64(C[r, j])
+                ai = di - y
+                aj = deg[j] - y
+                Z = z0 + dl * y
+                U = u0 + eps_u * y
+                Sv = w0 + om * y
+                Z2 = a0 + z0 * dl * (ai + aj) + dl * dl * c
+                U2 = b0 + u0 * eps_u * (ai + aj) + eps_u * eps_u * c
+                UZ = c0 + u0 * dl * aj + eps_u * z0 * ai + eps_u * dl * c
+                ZU = c0 + z0 * eps_u * aj + dl * u0 * ai + dl * eps_u * c
+                S2 = s0 + w0 * om * (ai + aj) + om * om * c
+                tri_r += Z2 * Z
+                lin_r += Sv * (Z2 * Z2 - U2 + Z2)
+                quad_r += Z * S2
+                cub_r += S2 * Sv
+                Di = Di0 - Z
+                Dj = D[j] - Z
+                Qi = Qi0 - U
+                Qj = Q[j] - U
+                linw_r += Sv * ((Di + Dj) ** 2 - (Qi - Di) - (Qj - Dj))
+                linc_r += Sv * (Z2 * (Di + Dj) - UZ - ZU + 2 * Z2)
+            node_t[i] = 0.5 * tri_r
+            node_lin[i] = lin_r
+            tri += tri_r
+            lin_t += lin_r
+            quad_t += quad_r
+            cub_t += cub_r
+            lin_w += linw_r
+            lin_c += linc_r
+        return tri, lin_t, quad_t, cub_t, lin_w, lin_c
+
+
+def dense_triangle_statistics(R: Any, use_numba: bool = True) -> TriangleStatistics:
     """Triangle statistics by the dense n x n pass (see the module docstring).
 
     Raises MemoryError when 3 n^2 float32 do not fit.
     """
-    _undirected(R, "triangle counting")
+    require_undirected(R, "triangle counting")
     n = R.number_of_nodes()
     z0, z1 = _entry_map(R.channel)
     dl = z1 - z0
@@ -44,8 +109,7 @@ def dense_triangle_statistics(R: PrivateGraph, use_numba: bool = True) -> Triang
     node_t = np.zeros(n)
     node_lin = np.zeros(n)
     b = _block_rows(n)
-    k = load_kernels("dpgraph.graph.analytics._trikernel", ("block_terms",)) if use_numba else None
-    kernel = None if k is None else k[0]
+    kernel = block_terms if use_numba and nb is not None else None
     for i0 in range(0, n, b):
         i1 = min(n, i0 + b)
         if kernel is not None:  # one compiled pass over the block

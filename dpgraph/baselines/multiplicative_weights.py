@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from dpgraph.core.randomness import resolve_random
-from dpgraph.validation import check_epsilon, check_positive_int
+from dpgraph.core import resolve_random
+from dpgraph.validation import Boolean, Epsilon, Integer, Optional, Options, validate_params
 
 __all__ = ["DEFAULT_PASSES", "DEFAULT_T", "UPDATES", "MWEMResult", "mwem", "mwem_statistical"]
 
@@ -151,6 +151,12 @@ def _check_queries(queries: Any, K: int, name: str = "queries") -> np.ndarray:
     return q
 
 
+#: The declared constraints of MWEM's parameters.
+_ARGS = dict(epsilon=Epsilon(), T=Integer(minimum=1), update=Options(*UPDATES),
+             passes=Optional(Integer(minimum=1)), average=Boolean())
+
+
+@validate_params(**_ARGS)
 def mwem(
     histogram: np.ndarray,
     queries: np.ndarray,
@@ -215,8 +221,6 @@ def mwem(
     >>> bool(res.histogram[0] > 500)
     True
     """
-    epsilon = check_epsilon(epsilon)
-    T = check_positive_int(T, "T")
     passes = _check_update(update, passes)
     B = np.asarray(histogram, dtype=np.float64)
     single = B.ndim == 1
@@ -297,9 +301,7 @@ def mwem(
 
 
 def _check_update(update: str, passes: int | None) -> int:
-    """Validate the update rule; return the number of sweeps per round."""
-    if update not in UPDATES:
-        raise ValueError(f"update must be 'plain' or 'replay', got {update!r}")
+    """The number of sweeps per round of the (declared) update rule."""
     if update == "plain":
         if passes not in (None, 1):
             raise ValueError(
@@ -307,7 +309,7 @@ def _check_update(update: str, passes: int | None) -> int:
                 "the newest measurement once per round (leave passes unset)"
             )
         return 1
-    return DEFAULT_PASSES if passes is None else check_positive_int(passes, "passes")
+    return DEFAULT_PASSES if passes is None else passes
 
 
 def _apply(Qc: np.ndarray, A: np.ndarray, QcT: np.ndarray | None = None) -> np.ndarray:
@@ -317,6 +319,7 @@ def _apply(Qc: np.ndarray, A: np.ndarray, QcT: np.ndarray | None = None) -> np.n
     return np.einsum("gqk,gk->gq", Qc, A)
 
 
+@validate_params(**_ARGS, n_groups=Optional(Integer(minimum=1)))
 def mwem_statistical(
     values: np.ndarray,
     groups: np.ndarray,

@@ -48,20 +48,21 @@ community agreement).  Two further differences from that port: its histogram
 stopped at the true maximum degree (a non-private quantity) and its graph
 had as many nodes as the noisy histogram counted, not n.
 
-Like :mod:`dpgraph.baselines.tmf` this is an accuracy baseline: its noise
+Like :mod:`dpgraph.baselines.top_m_filter` this is an accuracy baseline: its noise
 comes from a numpy Generator derived from the core's random source, not from
 a certified sampler.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import numbers
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..core.randomness import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Interval, Optional, Options, validate_params
+from ._common import SyntheticGraph, graph_of_pairs, read_graph
 
 __all__ = ["CONSTRUCTIONS", "DP1KResult", "dp1k", "normalize_histogram"]
 
@@ -72,14 +73,13 @@ CONSTRUCTIONS = ("havel-hakimi", "configuration")
 SENSITIVITY = 4.0
 
 
-@dataclass(frozen=True)
-class DP1KResult:
-    """Output of :func:`dp1k` (released quantities only).
+@dataclass(frozen=True, repr=False)
+class DP1KResult(SyntheticGraph):
+    """Output of :func:`dp1k` (released quantities only): ``graph`` and ``budget``
+    ({"histogram": eps}: the whole budget in one Laplace step), and
 
     Attributes
     ----------
-    graph : networkx.Graph
-        The synthetic graph on the input's node set.
     noisy_histogram : numpy.ndarray
         The mechanism's output: h[d] + Lap(4 / eps) for d = 0 .. n-1.
     histogram : numpy.ndarray
@@ -87,29 +87,23 @@ class DP1KResult:
         scaled to n.
     degrees : numpy.ndarray
         The degree sequence handed to the construction, in the node order
-        of :func:`dpgraph.graph.encoding.encode_graph` (a random permutation
+        of :func:`dpgraph.graph.encode_graph` (a random permutation
         of the histogram's degrees, degree sum even).
     construction : str
         "havel-hakimi" or "configuration".
     unmatched_stubs : int
         Stubs the construction could not pair (a non-graphical sequence for
         Havel-Hakimi; self-loops and repeated pairs for the configuration model).
-    budget : dict
-        {"histogram": eps}: the whole budget in one Laplace step.
     """
 
-    graph: Any
-    noisy_histogram: np.ndarray = field(repr=False)
-    histogram: np.ndarray = field(repr=False)
-    degrees: np.ndarray = field(repr=False)
+    noisy_histogram: np.ndarray
+    histogram: np.ndarray
+    degrees: np.ndarray
     construction: str
     unmatched_stubs: int
-    budget: dict
 
-    def __repr__(self) -> str:
-        return (f"DP1KResult(nodes={self.graph.number_of_nodes()}, "
-                f"edges={self.graph.number_of_edges()}, construction={self.construction!r}, "
-                f"epsilon={sum(self.budget.values()):.6g})")
+    def _details(self) -> str:
+        return f"construction={self.construction!r}"
 
 
 def normalize_histogram(counts: Any, n: int) -> np.ndarray:
@@ -205,6 +199,8 @@ def _configuration(deg: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarra
     return r, c, int(stubs.size - 2 * codes.size)
 
 
+@validate_params(epsilon=Epsilon(), construction=Options(*CONSTRUCTIONS),
+                 threshold=Optional(Interval(numbers.Real, 0, None, example="10")))
 def dp1k(G: Any, epsilon: float, seed: Any = None,
          construction: str = "havel-hakimi", threshold: float | None = None) -> DP1KResult:
     """Release a synthetic graph from a noisy degree histogram (DP-1K, edge-DP).
@@ -237,24 +233,14 @@ def dp1k(G: Any, epsilon: float, seed: Any = None,
     >>> sorted(set(d for _, d in R6.graph.degree()))  # one bin, far above the noise
     [6]
     """
-    import networkx as nx
-
-    from ..graph.encoding import encode_graph
-
-    epsilon = check_epsilon(epsilon)
-    if construction not in CONSTRUCTIONS:
-        raise ValueError(f"construction must be one of {CONSTRUCTIONS}, got {construction!r}")
-    enc = encode_graph(G, directed=False)
+    enc, rng = read_graph(G, seed)
     n = enc.n
-    rng = resolve_random(seed).generator()
     true_deg = np.bincount(np.concatenate([enc.rows, enc.cols]).astype(np.int64), minlength=n)
     hist = np.bincount(true_deg, minlength=n)[:n].astype(float)
     b = SENSITIVITY / epsilon
     noisy = hist + rng.laplace(0.0, b, size=n)
     if threshold is None:
         threshold = b * np.log(10.0 * max(n, 1))
-    elif not (np.isfinite(threshold) and threshold >= 0):
-        raise ValueError(f"threshold must be a finite number >= 0 or None, got {threshold!r}")
     counts = normalize_histogram(np.where(noisy >= threshold, noisy, 0.0), n)
     if n and counts.sum() == 0:
         counts[0] = n  # no bin above the noise: n isolated nodes
@@ -269,8 +255,6 @@ def dp1k(G: Any, epsilon: float, seed: Any = None,
         r, c = perm[r], perm[c]
     else:
         r, c, unmatched = _configuration(deg, rng)
-    nodes = enc.index.nodes
-    H = nx.Graph()
-    H.add_nodes_from(nodes)
-    H.add_edges_from(zip(map(nodes.__getitem__, r.tolist()), map(nodes.__getitem__, c.tolist())))
-    return DP1KResult(H, noisy, counts, deg, construction, unmatched, {"histogram": epsilon})
+    return DP1KResult(graph_of_pairs(enc.index.nodes, r, c), {"histogram": epsilon},
+                      noisy_histogram=noisy, histogram=counts, degrees=deg,
+                      construction=construction, unmatched_stubs=unmatched)

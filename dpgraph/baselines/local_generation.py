@@ -49,13 +49,13 @@ Generator derived from the core's random source, not a certified sampler.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..core.randomness import resolve_random
-from ..validation import check_epsilon
+from ..validation import Epsilon, Integer, Optional, validate_params
+from ._common import SyntheticGraph, graph_of_pairs, read_graph
 
 __all__ = ["LDPGenResult", "choose_k1", "ldpgen"]
 
@@ -63,19 +63,19 @@ __all__ = ["LDPGenResult", "choose_k1", "ldpgen"]
 DEFAULT_SPLIT = (0.5, 0.5)
 
 
-@dataclass(frozen=True)
-class LDPGenResult:
-    """Output of :func:`ldpgen` (what the curator sees and releases).
+@dataclass(frozen=True, repr=False)
+class LDPGenResult(SyntheticGraph):
+    """Output of :func:`ldpgen` (what the curator sees and releases): ``graph`` and
+    ``budget`` ({"round1": eps1, "round2": eps2}, per user, edge-LDP; they sum to
+    epsilon), and
 
     Attributes
     ----------
-    graph : networkx.Graph
-        The synthetic graph on the input's node set.
     partition : list of frozenset
         The refined clusters (round 2).
     groups : numpy.ndarray
         Round-1 random group of every user (node order of
-        :func:`dpgraph.graph.encoding.encode_graph`).
+        :func:`dpgraph.graph.encode_graph`).
     reports1 : numpy.ndarray
         n x k0 round-1 reports (noisy degree vectors towards ``groups``).
     clusters1 : numpy.ndarray
@@ -84,23 +84,19 @@ class LDPGenResult:
         n x k1 round-2 reports (noisy degree vectors towards ``clusters1``).
     k1 : int
         Number of clusters.
-    budget : dict
-        {"round1": eps1, "round2": eps2} (per user, edge-LDP; they sum to epsilon).
     """
 
-    graph: Any
     partition: list
-    groups: np.ndarray = field(repr=False)
-    reports1: np.ndarray = field(repr=False)
-    clusters1: np.ndarray = field(repr=False)
-    reports2: np.ndarray = field(repr=False)
+    groups: np.ndarray
+    reports1: np.ndarray
+    clusters1: np.ndarray
+    reports2: np.ndarray
     k1: int
-    budget: dict
 
-    def __repr__(self) -> str:
-        return (f"LDPGenResult(nodes={self.graph.number_of_nodes()}, "
-                f"edges={self.graph.number_of_edges()}, k1={self.k1}, "
-                f"epsilon={sum(self.budget.values()):.6g} per user, edge-LDP)")
+    _privacy = " per user, edge-LDP"
+
+    def _details(self) -> str:
+        return f"k1={self.k1}"
 
 
 def choose_k1(mean_degree: float, eps2: float, n: int) -> int:
@@ -191,6 +187,7 @@ def _generate(X: np.ndarray, lab: np.ndarray, rng: np.random.Generator,
     return got
 
 
+@validate_params(epsilon=Epsilon(), k0=Integer(minimum=1), k1=Optional(Integer(minimum=1)))
 def ldpgen(G: Any, epsilon: float, seed: Any = None, k0: int = 10,
            split: Any = DEFAULT_SPLIT, k1: int | None = None) -> LDPGenResult:
     """Generate a synthetic graph with LDPGen (edge local DP, two rounds).
@@ -222,28 +219,19 @@ def ldpgen(G: Any, epsilon: float, seed: Any = None, k0: int = 10,
     >>> res.graph.number_of_nodes(), round(sum(res.budget.values()), 9)
     (240, 4.0)
     """
-    import networkx as nx
     import scipy.sparse as sp
 
-    from ..graph.encoding import encode_graph
-
-    epsilon = check_epsilon(epsilon)
     try:
         shares = tuple(float(s) for s in split)
     except TypeError:
         raise TypeError("split must be a pair of positive shares (round 1, round 2)") from None
     if len(shares) != 2 or not all(np.isfinite(s) and s > 0 for s in shares):
         raise ValueError(f"split must be 2 positive finite shares (round 1, round 2), got {split!r}")
-    if isinstance(k0, (bool, np.bool_)) or int(k0) != k0 or k0 < 1:
-        raise ValueError(f"k0 must be an int >= 1, got {k0!r}")
-    if k1 is not None and (isinstance(k1, (bool, np.bool_)) or int(k1) != k1 or k1 < 1):
-        raise ValueError(f"k1 must be None or an int >= 1, got {k1!r}")
     eps1 = epsilon * shares[0] / sum(shares)
     eps2 = epsilon - eps1
-    enc = encode_graph(G, directed=False)
+    enc, rng = read_graph(G, seed)
     n = enc.n
     nodes = enc.index.nodes
-    rng = resolve_random(seed).generator()
     ends = np.concatenate([enc.rows, enc.cols]).astype(np.int64)
     other = np.concatenate([enc.cols, enc.rows]).astype(np.int64)
     A = sp.csr_array((np.ones(ends.size), (ends, other)), shape=(n, n))  # users' adjacency lists
@@ -263,10 +251,7 @@ def ldpgen(G: Any, epsilon: float, seed: Any = None, k0: int = 10,
     overlap /= np.maximum(overlap.sum(axis=0, keepdims=True), 1.0)
     X = reports2 @ overlap.T
     codes = _generate(X, lab, rng) if n > 1 else np.empty(0, dtype=np.int64)
-    H = nx.Graph()
-    H.add_nodes_from(nodes)
-    r, c = np.divmod(codes, max(n, 1))
-    H.add_edges_from(zip(map(nodes.__getitem__, r.tolist()), map(nodes.__getitem__, c.tolist())))
     partition = [frozenset(nodes[i] for i in np.flatnonzero(lab == j)) for j in range(k)]
-    return LDPGenResult(H, partition, groups, reports1, clusters1, reports2, k, {
-        "round1": eps1, "round2": eps2})
+    return LDPGenResult(graph_of_pairs(nodes, *np.divmod(codes, max(n, 1))),
+                        {"round1": eps1, "round2": eps2}, partition=partition, groups=groups,
+                        reports1=reports1, clusters1=clusters1, reports2=reports2, k1=k)

@@ -1,0 +1,139 @@
+"""Files read and written safely: one check of "a regular file", one atomic write, one
+cleanup of what a killed write left behind.
+
+Used by the release files (``graph/io.py``), the privacy ledger, the edge-list
+reader and the command line's node files.  Messages name the path as the
+caller calls it (``what``), never the temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["check_regular_file", "remove_leftovers", "write_atomic"]
+
+
+def check_regular_file(path: Any, what: str, *, error: type[Exception] = ValueError,
+                       missing: type[Exception] | None = FileNotFoundError,
+                       single_name: bool = False) -> os.stat_result | None:
+    """Refuse, before opening it, a path that is not one regular file.
+
+    A directory, a FIFO, socket or device (an open would block on a FIFO) or
+    an unreadable path raises ``error``; a missing path raises ``missing``
+    (or returns None when ``missing`` is None); with ``single_name`` a file
+    with more than one hard link raises ``error`` too (an atomic replace
+    would leave the other names holding the old contents).  ``what`` names
+    the path in the message (e.g. ``"edge list 'g.txt'"``).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if missing is None:
+            return None
+        raise missing(f"{what}: no such file") from None
+    except OSError as exc:
+        raise error(f"{what} cannot be read: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise error(f"{what} is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{what} is not a regular file (a FIFO, socket or device)")
+    if single_name and st.st_nlink > 1:
+        raise error(f"{what} has {st.st_nlink} hard links; it must have one name (a replace "
+                    "would leave the other names with the old contents). Remove the other links")
+    return st
+
+
+def _tmp_prefix(path: Path) -> str:
+    return f".{path.name}.dpgraph-tmp-"
+
+
+def write_atomic(path: str | os.PathLike, parts: Iterable[Any], *, fsync: bool = True,
+                 private: bool = True) -> None:
+    """Write ``parts`` (bytes-like, in order) to ``path`` at once or not at all.
+
+    They go to a temporary file beside ``path``, named
+    ``.NAME.dpgraph-tmp-PID-XXXX``, which is synced (``fsync``) and renamed
+    over ``path``: a reader sees the old file or the new one, never half of
+    one, and another name of the old file (a hard link) keeps its content.
+    The file is private (0600), or with ``private=False`` has the permissions
+    of a newly created file (0666 less the umask).  On any error the
+    temporary file is removed and the error raised.
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f"{_tmp_prefix(path)}{os.getpid()}-", dir=folder)
+    try:
+        if not private:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+#: the temporary files of earlier dpgraph versions: ``.dpgraph-`` and mkstemp's 8 characters
+_OLD_STYLE = re.compile(r"\.dpgraph-[a-z0-9_]{8}")
+#: an old-style file unmodified this long (seconds) is a killed write's, not a running one's
+_OLD_STYLE_AGE = 3600
+
+
+def remove_leftovers(path: str | os.PathLike) -> None:
+    """Remove the temporary files of killed writes of ``path`` (see :func:`write_atomic`).
+
+    One whose process still runs (a concurrent write) is left alone.  Earlier
+    versions named a temporary file ``.dpgraph-XXXXXXXX``, without the process
+    or the target: such a file in the same folder is removed once it has not
+    been modified for an hour (a write proceeds without pause).
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    prefix = _tmp_prefix(path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for f in names:
+        if f.startswith(prefix):
+            pid = f[len(prefix):].split("-", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+        elif _OLD_STYLE.fullmatch(f):
+            try:
+                st = os.lstat(folder / f)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < _OLD_STYLE_AGE:
+                continue
+        else:
+            continue
+        try:
+            os.unlink(folder / f)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or unknown: keep its file
+    return True
