@@ -103,7 +103,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 #: The layers, lowest first (``docs/design.md``, section 3): a module imports only from its
 #: own layer and the layers below.  A name is a top-level module or package of dpgraph.
 LAYERS = (
-    ("_version", "_reals", "_safejson", "_files", "_numba", "exceptions", "validation",
+    ("_version", "_reals", "_safejson", "_files", "_frames", "_numba", "exceptions", "validation",
      "ledger"),
     ("core",),
     ("graph", "bounds"),

@@ -44,10 +44,11 @@ from numbers import Integral, Real
 import numpy as np
 
 from ...core.estimators import Channel
+from ...core.pairs import pair_count, pair_from_index, pair_index
 from ...core.probabilities import RRProbabilities
 from ...core.randomness import RandomSource
 from ...core.sampling import bernoulli_positions, rr_sample, uniform_integers
-from ..encoding import EncodedGraph, pair_count, pair_from_index, pair_index
+from ..encoding import EncodedGraph
 from ..sparse import keep_numerator, sparse_release_bytes
 from .sparse_adjacency import SparseTypedAdjacency
 

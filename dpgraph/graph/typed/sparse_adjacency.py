@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ...core.pairs import pair_index
 from ..adjacency import AdjacencyBase, CutSides
-from ..encoding import pair_index
 from ..sparse import SparseAdjacency
 
 __all__ = ["SparseTypedAdjacency"]
