@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpgraph
-from dpgraph.core import Estimate
+from dpgraph.core import RESOLVED_FRACTION, Estimate
 
 graphs = st.builds(
     lambda n, p, seed: nx.gnp_random_graph(n, p, seed=seed),
@@ -31,6 +31,13 @@ def _check(est, low: float, high: float) -> None:
     lo90, hi90 = est.ci(0.5)
     assert low <= lo90 <= v <= hi90 <= high
     assert isinstance(est.resolved, bool)
+    # the resolution rule: an interval containing 0 is never resolved, and says why
+    if lo <= 0 <= hi:
+        assert est.resolved is False and est.reason, (est, lo, hi)
+    if est.resolved:
+        assert est.reason is None and (hi - lo) / 2 <= RESOLVED_FRACTION * abs(v)
+    else:
+        assert str(est).startswith("-- (unresolved: ") and "unresolved" in repr(est)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -46,6 +53,10 @@ def test_every_analytic_is_finite_in_range_and_inside_its_interval(G, eps, seed)
     half = list(range(n // 2))
     rest = list(range(n // 2, n))
     _check(R.density_between(half, rest), 0, 1)
+    _check(R.cut(half, rest), 0, len(half) * len(rest))
+    _check(R.edges_within(rest), 0, len(rest) * (len(rest) - 1) / 2)  # n >= 3: 2 nodes or more
+    for e in R.cuts([(half, rest), (half[:1], rest[:1])]):
+        _check(e, 0, len(half) * len(rest))
     _check(R.volume(half), 0, 2 * len(half) * (len(half) - 1) / 2 + len(half) * len(rest))
     for _, e in R.degree():
         _check(e, 0, n - 1)
@@ -57,6 +68,7 @@ def test_every_analytic_is_finite_in_range_and_inside_its_interval(G, eps, seed)
     part = [set(half), set(rest)]
     _check(R.modularity(part), -0.5, 1)
     _check(R.modularity([set(range(n))]), -0.5, 1)
+    _check(R.communities().modularity, -0.5, 1)  # held-out, or exactly 0 when unresolvable
     h = R.degree_distribution()
     assert np.all(np.isfinite(h)) and np.all(h >= 0) and h.sum() == pytest.approx(1.0)
 
@@ -108,3 +120,13 @@ def test_degree_is_node_keyed_like_networkx():
     assert np.asarray(R.degree()).shape == (21,)
     with pytest.raises(ValueError, match="not in the graph"):
         R.degree(["zz"])
+
+
+def test_karate_triangles_at_eps_1_are_not_resolved():
+    # truth 45; at eps = 1 the interval reaches 0 in every release (a sd of about 60-80)
+    G = nx.karate_club_graph()
+    for seed in range(4):
+        t = dpgraph.release(G, 1.0, seed=seed).triangles()
+        lo, hi = t.ci()
+        assert lo == 0 <= hi and not t.resolved and t.reason.endswith("contains 0")
+        assert str(t) == f"-- (unresolved: {t.reason})"

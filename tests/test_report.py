@@ -14,7 +14,7 @@ import pytest
 
 import dpgraph
 from dpgraph.cli import main
-from dpgraph.core import Estimate
+from dpgraph.core import RESOLVED_FRACTION, Estimate
 from dpgraph.planner import cut_std
 from dpgraph.report import build_report, detectability, render_report, report_context
 
@@ -106,23 +106,100 @@ def test_unresolvable_statistics_are_flagged():
     _assert_no_bare_unresolved_value(_parse(page))
 
 
-def _assert_no_bare_unresolved_value(tree):
-    """Every statistics row marked unresolved shows '--', never a number, as its estimate."""
-    rows = [tr for tr in tree.iter(f"{_NS}tr") if len(list(tr.iter(f"{_NS}td"))) == 6]
-    seen = 0
-    for tr in rows:
-        cells = ["".join(td.itertext()).strip() for td in tr.iter(f"{_NS}td")]
-        if "unresolved" in cells[5]:
-            seen += 1
-            assert cells[1].startswith("--"), cells
-    assert seen >= 1
+_NUM = r"-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
+_INTERVAL = re.compile(rf"\[({_NUM}), ({_NUM})\]")
+# a number followed, in the same sentence, by a 95% interval: a value shown as an answer
+_VALUE_AND_INTERVAL = re.compile(rf"({_NUM})[^\[\]\d]{{0,40}}95% (?:interval|CI)\s*\[({_NUM}), ({_NUM})\]")
+
+
+def _n(x: str) -> float:
+    return float(x.replace(",", ""))
+
+
+def _shown_as_resolved(value: float, lo: float, hi: float) -> bool:
+    """The library's rule, on the numbers as printed (4 significant digits: a little slack)."""
+    slack = 1e-3 * max(abs(value), abs(lo), abs(hi))
+    return not (lo <= 0 <= hi) and (hi - lo) / 2 <= RESOLVED_FRACTION * abs(value) + slack
+
+
+def _cells(tr) -> list[str]:
+    return [" ".join("".join(td.itertext()).split()) for td in tr.iter(f"{_NS}td")]
+
+
+def _assert_no_bare_unresolved_value(tree) -> dict:
+    """No section of the page shows an unresolved value as a number.
+
+    Statistics rows: an interval containing 0 is marked unresolved, and an unresolved row's
+    estimate reads "-- (unresolved: ...)"; a row shown as a number obeys the rule.  Cut
+    rows: a cut whose interval contains 0 or is wider than the rule allows says
+    "unresolved".  Prose (every paragraph, e.g. the communities' modularity): a number
+    followed by its 95% interval obeys the rule.  Returns how many of each were checked.
+    """
+    seen = {"statistics": 0, "unresolved statistics": 0, "cuts": 0, "prose": 0,
+            "unresolved prose": 0}
+    for table in tree.iter(f"{_NS}table"):
+        head = " ".join("".join(th.itertext()) for th in table.iter(f"{_NS}th"))
+        for tr in table.iter(f"{_NS}tr"):
+            cells = _cells(tr)
+            if "possible range" in head and len(cells) == 6:
+                seen["statistics"] += 1
+                m = _INTERVAL.fullmatch(cells[3])
+                if "unresolved" in cells[5]:
+                    seen["unresolved statistics"] += 1
+                    assert cells[1].startswith("-- (unresolved: "), cells
+                else:
+                    assert m and _shown_as_resolved(_n(cells[1]), _n(m[1]), _n(m[2])), cells
+            elif "as % of that cut" in head and len(cells) == 7:
+                seen["cuts"] += 1
+                m = _INTERVAL.fullmatch(cells[5])
+                if not _shown_as_resolved(_n(cells[4]), _n(m[1]), _n(m[2])):
+                    assert "unresolved" in cells[6], cells
+    for p in tree.iter(f"{_NS}p"):
+        text = " ".join("".join(p.itertext()).split())
+        seen["unresolved prose"] += text.count("-- (unresolved: ")
+        for m in _VALUE_AND_INTERVAL.finditer(text):
+            seen["prose"] += 1
+            assert _shown_as_resolved(_n(m[1]), _n(m[2]), _n(m[3])), text
+    assert seen["statistics"] >= 1 and seen["cuts"] >= 1, seen
+    return seen
 
 
 def test_report_never_shows_an_unresolved_value_as_a_number():
     # karate at eps = 1: the triangle count (truth 45) cannot be told from 0
     R = _release(nx.karate_club_graph(), 1.0, seed=3)
     assert not R.triangles().resolved
-    _assert_no_bare_unresolved_value(_parse(build_report(R)))
+    seen = _assert_no_bare_unresolved_value(_parse(build_report(R)))
+    assert seen["unresolved statistics"] >= 1
+
+
+@pytest.mark.parametrize("G", [nx.gnp_random_graph(300, 0.03, seed=1),
+                               nx.stochastic_block_model([100, 100, 100], [[0.08, 0.01, 0.01],
+                                                                           [0.01, 0.08, 0.01],
+                                                                           [0.01, 0.01, 0.08]],
+                                                         seed=2)],
+                         ids=["gnp", "sbm"])
+def test_every_section_marks_unresolved_values(G):
+    # at eps = 1 no community structure is resolvable here: the modularity of the trivial
+    # partition (0, interval [0, 0]) is unresolved and must not read as an answer
+    R = _release(nx.Graph(G), 1.0, seed=4)
+    assert not R.communities().modularity.resolved
+    page = build_report(R)
+    seen = _assert_no_bare_unresolved_value(_parse(page))
+    assert seen["unresolved prose"] >= 1, seen
+    assert "Debiased modularity of the partition found: -- (unresolved: " in _text(page)
+
+
+def test_the_check_finds_a_bare_unresolved_value(sbm_ctx):
+    # the same page with the modularity sentence and a statistics row as they were printed
+    # before: a bare value where the estimate is unresolved
+    ctx = dict(sbm_ctx, communities=dict(sbm_ctx["communities"], modularity="0",
+                                         modularity_resolved=True, modularity_ci="[0, 0]"))
+    with pytest.raises(AssertionError, match="Debiased modularity"):
+        _assert_no_bare_unresolved_value(_parse(render_report(ctx)))
+    rows = [dict(r, value="12", resolved=False) if r["name"] == "edges" else r
+            for r in sbm_ctx["statistics"]]
+    with pytest.raises(AssertionError, match="edges"):
+        _assert_no_bare_unresolved_value(_parse(render_report(dict(sbm_ctx, statistics=rows))))
 
 
 def test_noise_is_not_reported_as_community_structure():

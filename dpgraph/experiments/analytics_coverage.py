@@ -86,10 +86,13 @@ def run_graph(G: Any, graph: str, eps: float, reps: int, seed0: int = 0,
         d = R.degree(nodes)
         lo, hi = d.estimate.ci(0.95)
         td = truth["degrees"]
+        hit, ok = (lo <= td) & (td <= hi), np.asarray(d.estimate.resolved, dtype=bool)
         recs.append({"stat": "degrees", "truth": float(td.mean()), "value": float(np.mean(d.estimate.value)),
                      "lo": float(np.mean(lo)), "hi": float(np.mean(hi)),
-                     "covered": float(np.mean((lo <= td) & (td <= hi))),
-                     "resolved": bool(np.all(d.estimate.resolved)),
+                     "covered": float(np.mean(hit)),
+                     "nodes_resolved": int(ok.sum()), "nodes_resolved_covered": int(hit[ok].sum()),
+                     # the share of nodes whose degree the release resolves
+                     "resolved": float(np.mean(ok)),
                      "finite": bool(np.isfinite(d.estimate.value).all()),
                      "in_range": bool(np.all((lo <= d.estimate.value) & (d.estimate.value <= hi)))})
         secs = time.perf_counter() - t0
@@ -106,9 +109,14 @@ def pooled(rows: list[dict]) -> dict:
         rs = [r for r in rows if r["stat"] == s]
         if rs:
             cov = float(np.mean([float(r["covered"]) for r in rs]))
-            res = [r for r in rs if r["resolved"]]
-            cov_res = float(np.mean([float(r["covered"]) for r in res])) if res else float("nan")
-            out[s] = {"coverage": cov, "n": len(rs), "resolved": len(res) / len(rs),
+            if s == "degrees":  # pooled over the nodes whose degree is resolved
+                k = sum(r["nodes_resolved"] for r in rs)
+                cov_res = sum(r["nodes_resolved_covered"] for r in rs) / k if k else float("nan")
+            else:
+                res = [r for r in rs if r["resolved"] is True]
+                cov_res = float(np.mean([float(r["covered"]) for r in res])) if res else float("nan")
+            share = float(np.mean([float(r["resolved"]) for r in rs]))
+            out[s] = {"coverage": cov, "n": len(rs), "resolved": share,
                       "coverage_resolved": cov_res,
                       "valid": all(r["finite"] and r["in_range"] for r in rs)}
     return out
@@ -177,6 +185,18 @@ def format_tables(rows: list[dict]) -> str:
     for s, p in pooled(rows).items():
         out.append(f"| {s} | {p['n']} | {p['coverage']:.3f} | {p['resolved']:.2f} | "
                    f"{p['coverage_resolved']:.3f} |")
+    out.append("\n#### releases in which the statistic is resolved (degrees: share of nodes)\n")
+    out.append("| statistic | " + " | ".join(f"eps={e:g}" for e in epss) + " |")
+    out.append("|---" * (len(epss) + 1) + "|")
+    for s in STATISTICS:
+        cells = []
+        for e in epss:
+            rs = [r for r in rows if r["stat"] == s and r["eps"] == e]
+            if s == "degrees":
+                cells.append(f"{np.mean([r['resolved'] for r in rs]):.2f}" if rs else "-")
+            else:
+                cells.append(f"{sum(r['resolved'] is True for r in rs)}/{len(rs)}")
+        out.append(f"| {s} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-from ..core import count_estimate
+from ..core import Estimate, count_estimate
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures
 from .flags import detectability, distribution_band
@@ -52,6 +52,13 @@ def _fmt(x: Any, digits: int = 4) -> str:
     if x != 0 and abs(x) < 1e-4:
         return f"{x:.{min(digits, 3)}g}"
     return f"{x:.{digits}g}"
+
+
+def _shown(est: Any) -> str:
+    """An estimate's value for people: a resolved one as a number, an unresolved one as the
+    estimate itself says it ("-- (unresolved: 95% interval [0, 168] contains 0)"), never bare.
+    """
+    return _fmt(est.value) if bool(est.resolved) else str(est)
 
 
 def _percent(x: float) -> str:
@@ -128,7 +135,7 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
         rows.append({
             "name": key, "what": what,
             # an unresolved value is never shown as a bare number
-            "value": _fmt(est.value) if resolved else "-- (unresolved)",
+            "value": _shown(est),
             "std": _fmt(est.std),
             "ci": f"[{_fmt(lo)}, {_fmt(hi)}]" if math.isfinite(lo) else "no error bar",
             "range": "[{}, {}]".format(*map(_fmt, est.feasible_range)),
@@ -156,8 +163,6 @@ def _subsample_cost(R: Any) -> str:
 
 def _scaled(est: Any, c: float) -> Any:
     """A linear rescaling c * est of an estimate (post-processing of one number)."""
-    from ..core import Estimate
-
     lo, hi = est.feasible_range
     return Estimate(est.value * c, est.std * c, exact_std=est.exact_std,
                     feasible_range=(lo * c, hi * c), proper=est.proper, raw=est.raw * c)
@@ -213,7 +218,8 @@ def _community_section(R: Any, progress: Callable, timings: list, skipped: dict)
         "detected": det.detected, "structural": det.structural, "source": det.source,
         "k": len(sizes), "sizes": ", ".join(str(s) for s in sizes[:12]) + (
             f", ... ({len(sizes) - 12} more)" if len(sizes) > 12 else ""),
-        "modularity": _fmt(q.value), "modularity_ci": f"[{_fmt(lo)}, {_fmt(hi)}]",
+        "modularity": _shown(q), "modularity_resolved": bool(q.resolved),
+        "modularity_ci": f"[{_fmt(lo)}, {_fmt(hi)}]",
         "noise_edge": _fmt(comm.noise_edge),
         "holdout": float(getattr(comm, "holdout", 0.0) or 0.0) > 0,
         "svg": figures.eigen_figure(comm.eigenvalues, comm.noise_edge)
@@ -239,11 +245,15 @@ def _cut_table(R: Any, density: float) -> list[dict]:
             std = float(count_estimate(0.0, float(s * s), R.channel).std)
         expected = max(density, 0.0) * s * s
         half = _Z95 * std
+        # the library's one resolution rule, applied to such a cut
+        resolved = bool(Estimate(expected, std, feasible_range=(0.0, float(s * s)),
+                                 proper=True).resolved)
         rows.append({
             "sides": f"{s} x {s}", "pairs": f"{s * s:,}", "std": _fmt(std),
             "half_width": _fmt(half), "typical": _fmt(expected),
             "interval": f"[{_fmt(max(0.0, expected - half))}, {_fmt(min(s * s, expected + half))}]",
             "relative": _percent(half / expected) if expected > 0 else "n/a",
+            "resolved": resolved,
         })
     return rows
 

@@ -321,7 +321,11 @@ def degree_distribution(
     likelihood by more than one standard error).  ``"lognormal"``,
     ``"negbin"``: the posterior mean within one family, no spline.  The
     likelihood is that of the released degrees through the exact channel
-    (:mod:`~dpgraph.graph.analytics.degree_fit`).
+    (:mod:`~dpgraph.graph.analytics.degree_fit`).  That likelihood takes the
+    n degrees as independent, but they share their vertex pairs, so it
+    misses half the variance of the mean degree 2 m^ / n; every method's
+    estimate is averaged over a shift of all degrees by that missing
+    variance (``params["location_variance"]``).
 
     The band (:mod:`~dpgraph.graph.analytics.degree_band`) does not depend on
     the model: it is the range, over every histogram whose expected
@@ -396,7 +400,7 @@ def _copy(h: DegreeDistribution) -> DegreeDistribution:
 
 def _estimate(R: Any, method: str, level: float, dmax: int) -> DegreeDistribution:
     from .degree_band import tail_band
-    from .degree_fit import FAMILIES, binned, corrected, family_average
+    from .degree_fit import FAMILIES, binned, corrected, family_average, location_averaged
 
     n, ch = R.number_of_nodes(), R.channel
     y = _observed_degrees(R)
@@ -414,6 +418,11 @@ def _estimate(R: Any, method: str, level: float, dmax: int) -> DegreeDistributio
         params.update(spline_penalty=spline["penalty"], heldout_gain=spline["heldout_gain"])
         if np.isfinite(spline["penalty"]):
             params["model"] = "families x spline"
+    # the fit's likelihood takes the degrees as independent: it misses about half the
+    # variance of the mean degree 2 m^ / n (the degrees share their pairs); add it back
+    shift_var = 0.5 * (2.0 * float(number_of_edges(R, proper=False).std) / n) ** 2
+    h = location_averaged(h, shift_var)
+    params["location_variance"] = shift_var
     cdf = K.cdf()
     lo_s, hi_s, info = tail_band(K, cdf, y, h, level, data.edges)
     del cdf
