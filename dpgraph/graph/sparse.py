@@ -55,6 +55,7 @@ from .adjacency import AdjacencyBase, _as_block
 from .encoding import EncodedGraph
 
 __all__ = [
+    "KeptResponse",
     "SparseAdjacency",
     "SubsampledProbabilities",
     "bernoulli_positions",
@@ -71,7 +72,39 @@ _TWO128 = 1 << 128
 # ---------------------------------------------------------------------------
 # exact probabilities of the subsampled channel
 # ---------------------------------------------------------------------------
-class SubsampledProbabilities:
+class KeptResponse:
+    """Randomized response then keeping each released pair with probability s = k / 2^64.
+
+    The part every subsampled release shares (binary:
+    :class:`SubsampledProbabilities`; typed:
+    :class:`~dpgraph.graph.typed.sparse.TypedSubsampling`).
+
+    Parameters
+    ----------
+    rr : RRProbabilities
+        The certified move probability M / 2^64 of the randomized response.
+    keep_numerator : int
+        k in 1..2^64.
+    """
+
+    def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
+        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
+                or not 1 <= int(keep_numerator) <= _TWO64:
+            raise ValueError("keep_numerator must be an integer in 1..2^64")
+        self.rr = rr
+        self.keep_numerator = int(keep_numerator)
+        self.flip_numerator = int(rr.flip_numerator)
+
+    @property
+    def keep_fraction(self) -> Fraction:
+        return Fraction(self.keep_numerator, _TWO64)
+
+    @property
+    def keep(self) -> float:
+        return float(self.keep_fraction)
+
+
+class SubsampledProbabilities(KeptResponse):
     """Exact probabilities of randomized response followed by keeping with probability s.
 
     Parameters
@@ -92,19 +125,7 @@ class SubsampledProbabilities:
     def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
         if rr.K != 2:
             raise ValueError("subsampled releases need binary randomized response (K = 2)")
-        if not 1 <= int(keep_numerator) <= _TWO64:
-            raise ValueError("keep_numerator must lie in 1..2^64")
-        self.rr = rr
-        self.keep_numerator = int(keep_numerator)
-        self.flip_numerator = int(rr.flip_numerator)
-
-    @property
-    def keep_fraction(self) -> Fraction:
-        return Fraction(self.keep_numerator, _TWO64)
-
-    @property
-    def keep(self) -> float:
-        return float(self.keep_fraction)
+        super().__init__(rr, keep_numerator)
 
     @property
     def alpha(self) -> Fraction:

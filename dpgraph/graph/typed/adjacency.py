@@ -20,13 +20,14 @@ pairs by value.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 from ..adjacency import AdjacencyBase, CutSides
 from ..packed import PackedAdjacency, pack_indices, read_only, words_per_row
 
-__all__ = ["TypedAdjacency"]
+__all__ = ["AnyTieAdjacency", "TypedAdjacency"]
 
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _ROWS = 4096  # rows per block of the typed counting loops (bounded scratch)
@@ -41,7 +42,46 @@ def _indicator(P: np.ndarray, v: int) -> np.ndarray:
     return out
 
 
-class TypedAdjacency(AdjacencyBase):
+class AnyTieAdjacency(AdjacencyBase):
+    """The binary members of a valued adjacency: each is answered by its "any tie" graph.
+
+    A subclass provides ``any_tie``, the released graph of the pairs holding
+    any tie value (an :class:`~dpgraph.graph.adjacency.Adjacency`); every
+    binary query (counts, cuts, degrees, row blocks, products) is that
+    graph's, so the any-tie collapse serves every binary analytic unchanged.
+    """
+
+    any_tie: Any  # the released "any tie" graph (a property of the subclass)
+
+    def number_of_edges(self) -> int:
+        return self.any_tie.number_of_edges()
+
+    def degrees(self) -> np.ndarray:
+        return self.any_tie.degrees()
+
+    def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
+        return self.any_tie.cut_count(s, t)
+
+    def cut_counts(self, sides: CutSides) -> np.ndarray:
+        return self.any_tie.cut_counts(sides)
+
+    def membership_cut_counts(self, member: np.ndarray) -> np.ndarray:
+        return self.any_tie.membership_cut_counts(member)
+
+    def within_count(self, s: np.ndarray) -> int:
+        return self.any_tie.within_count(s)
+
+    def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
+        return self.any_tie.row_blocks(block)
+
+    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.any_tie.edge_array()
+
+    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        return self.any_tie.matmat(X, transpose)
+
+
+class TypedAdjacency(AnyTieAdjacency):
     """A typed release in bit planes; the binary members answer for "any tie".
 
     Implements :class:`~dpgraph.graph.adjacency.ValuedAdjacency` (and so
@@ -97,31 +137,6 @@ class TypedAdjacency(AdjacencyBase):
     def words(self) -> np.ndarray:
         """Packed words of the any-tie graph (read-only view)."""
         return self.any_tie.words
-
-    # ---- the binary (any tie) adjacency ----------------------------------------
-    def number_of_edges(self) -> int:
-        return self.any_tie.number_of_edges()
-
-    def degrees(self) -> np.ndarray:
-        return self.any_tie.degrees()
-
-    def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
-        return self.any_tie.cut_count(s, t)
-
-    def cut_counts(self, sides: CutSides) -> np.ndarray:
-        return self.any_tie.cut_counts(sides)
-
-    def membership_cut_counts(self, member: np.ndarray) -> np.ndarray:
-        return self.any_tie.membership_cut_counts(member)
-
-    def within_count(self, s: np.ndarray) -> int:
-        return self.any_tie.within_count(s)
-
-    def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
-        return self.any_tie.row_blocks(block)
-
-    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.any_tie.edge_array()
 
     # ---- counts by value -----------------------------------------------------------
     def _rows_by_value(self, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:

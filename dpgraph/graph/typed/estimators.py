@@ -43,24 +43,7 @@ def typed(R: Any, what: str) -> TieValues:
 
 
 def row_function(R: Any, value: Any = None, weights: Mapping | None = None) -> np.ndarray:
-    """phi on the K values of a pair: [x = value], the declared weights, or [x is a tie].
-
-    Parameters
-    ----------
-    value : a declared tie value, optional
-    weights : mapping {tie value: finite weight}, optional
-        Values not listed weigh 0; "no tie" always weighs 0.
-
-    Returns
-    -------
-    numpy.ndarray of float, shape (K,)
-
-    Raises
-    ------
-    TypeError, ValueError
-        Naming ``value`` or ``weights``: both given, an undeclared value, a
-        NaN or infinite weight, all weights 0.
-    """
+    """phi on the K values of a pair of the typed release ``R``: :meth:`TieValues.row_function`."""
     ties = typed(R, "value= or weights=" if value is not None or weights is not None else "a typed query")
     return ties.row_function(value, weights)
 

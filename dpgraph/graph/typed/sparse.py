@@ -49,7 +49,7 @@ from ...core.probabilities import RRProbabilities
 from ...core.randomness import RandomSource
 from ...core.sampling import bernoulli_positions, rr_sample, uniform_integers
 from ..encoding import EncodedGraph
-from ..sparse import keep_numerator, sparse_release_bytes
+from ..sparse import KeptResponse, keep_numerator, sparse_release_bytes
 from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedSubsampling", "release_sparse_typed", "sparse_typed_bytes", "typed_subsampling"]
@@ -57,7 +57,7 @@ __all__ = ["TypedSubsampling", "release_sparse_typed", "sparse_typed_bytes", "ty
 _TWO64 = 1 << 64
 
 
-class TypedSubsampling:
+class TypedSubsampling(KeptResponse):
     """Exact probabilities of K-ary randomized response followed by keeping ties with probability s.
 
     Parameters
@@ -81,21 +81,8 @@ class TypedSubsampling:
     """
 
     def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
-        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
-                or not 1 <= int(keep_numerator) <= _TWO64:
-            raise ValueError("keep_numerator must be an integer in 1..2^64")
-        self.rr = rr
+        super().__init__(rr, keep_numerator)
         self.K = int(rr.K)
-        self.keep_numerator = int(keep_numerator)
-        self.flip_numerator = int(rr.flip_numerator)
-
-    @property
-    def keep_fraction(self) -> Fraction:
-        return Fraction(self.keep_numerator, _TWO64)
-
-    @property
-    def keep(self) -> float:
-        return float(self.keep_fraction)
 
     @property
     def _moved(self) -> Fraction:
@@ -172,9 +159,8 @@ def release_sparse_typed(enc: EncodedGraph, values: np.ndarray, sub: TypedSubsam
     Examples
     --------
     >>> import networkx as nx
-    >>> from dpgraph.graph.encoding import encode_graph
-    >>> from dpgraph.core import rr_probabilities
-    >>> from dpgraph.core.randomness import SeededRandom
+    >>> from dpgraph.core import SeededRandom, rr_probabilities
+    >>> from dpgraph.graph import encode_graph
     >>> enc = encode_graph(nx.path_graph(200))
     >>> sub = TypedSubsampling(rr_probabilities(2.0, 3), 1 << 60)
     >>> A = release_sparse_typed(enc, np.ones(199, dtype=int), sub, SeededRandom(0))

@@ -19,15 +19,15 @@ from collections.abc import Iterator
 import numpy as np
 
 from ...core.pairs import pair_index
-from ..adjacency import AdjacencyBase, CutSides
 from ..sparse import SparseAdjacency
+from .adjacency import AnyTieAdjacency
 
 __all__ = ["SparseTypedAdjacency"]
 
 _TWO64 = 1 << 64
 
 
-class SparseTypedAdjacency(AdjacencyBase):
+class SparseTypedAdjacency(AnyTieAdjacency):
     """A sparse typed release: CSR pairs and their value indices.
 
     Parameters
@@ -76,35 +76,6 @@ class SparseTypedAdjacency(AdjacencyBase):
     def nbytes(self) -> int:
         return self.any_tie.nbytes + int(self.values.nbytes)
 
-    # ---- the binary (any tie) adjacency ----------------------------------------
-    def number_of_edges(self) -> int:
-        return self.any_tie.number_of_edges()
-
-    def degrees(self) -> np.ndarray:
-        return self.any_tie.degrees()
-
-    def cut_count(self, s: np.ndarray, t: np.ndarray) -> int:
-        return self.any_tie.cut_count(s, t)
-
-    def cut_counts(self, sides: CutSides) -> np.ndarray:
-        return self.any_tie.cut_counts(sides)
-
-    def membership_cut_counts(self, member: np.ndarray) -> np.ndarray:
-        return self.any_tie.membership_cut_counts(member)
-
-    def within_count(self, s: np.ndarray) -> int:
-        return self.any_tie.within_count(s)
-
-    def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
-        return self.any_tie.row_blocks(block)
-
-    def edge_array(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.any_tie.edge_array()
-
-    def matmat(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
-        return self.any_tie.matmat(X, transpose)
-
-    # ---- counts by value -----------------------------------------------------------
     def _entries(self, rows: np.ndarray) -> np.ndarray:
         """Indices into ``indices``/``values`` of the stored pairs of the given rows."""
         rows = np.asarray(rows, dtype=np.int64)
