@@ -58,7 +58,7 @@ class TieValues:
         For a numeric attribute, the bin edges b_0 < ... < b_{K-1}: tie value
         i covers [b_i, b_{i+1}) (the last bin includes its right edge).
     universe : Universe
-        The core's universe of a pair's values, labels [None, *values]
+        The core's universe of a pair's values, labels ``[None, *values]``
         (derived; None is "no tie").
     """
 
