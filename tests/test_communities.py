@@ -236,3 +236,75 @@ def test_kmeans_of_an_embedding_is_quiet(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         kmeans_labels(np.random.default_rng(2).normal(size=(30, 2)), 3, seed=0)
+
+
+def _forbid_work(monkeypatch):
+    """Make every pass of community detection fail: a refusal must come before any of them."""
+    from dpgraph.graph.analytics import _pairsplit, community
+
+    def boom(*a, **k):
+        raise AssertionError("a pass ran")
+
+    monkeypatch.setattr(_pairsplit.PairSplit, "find_adjacency", boom)
+    monkeypatch.setattr(community, "eigen_above", boom)
+
+
+def test_over_budget_is_refused_before_any_pass(monkeypatch):
+    """A budget below the predicted seconds raises CostLimitError (a MemoryError) before
+    the finding copy or any product, naming the prediction, budget_seconds and the value
+    that allows the call; that value does allow it."""
+    from dpgraph.graph.analytics.community import CostLimitError
+
+    G = nx.planted_partition_graph(2, 150, 0.3, 0.01, seed=1)
+    R = dpgraph.release(G, epsilon=3.0, seed=0)
+    with monkeypatch.context() as m:
+        _forbid_work(m)
+        with pytest.raises(CostLimitError, match=r"budget_seconds=1e-06.*Pass budget_seconds=\d+") \
+                as info:
+            R.communities(budget_seconds=1e-6)
+    assert isinstance(info.value, MemoryError) and "predicted" in str(info.value)
+    allowed = int(str(info.value).split("Pass budget_seconds=")[1].split()[0])
+    assert R.communities(budget_seconds=allowed).resolvable
+
+
+def test_budget_is_validated_at_the_boundary():
+    R = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0)
+    for bad in (0, -1.0):
+        with pytest.raises(ValueError, match="budget_seconds"):
+            R.communities(budget_seconds=bad)
+
+
+def test_within_budget_the_result_is_the_same():
+    """The plan decides only whether to run: within any budget the result is identical."""
+    G = nx.planted_partition_graph(2, 150, 0.3, 0.01, seed=1)
+    R = dpgraph.release(G, epsilon=3.0, seed=0)
+    a, b = R.communities(), R.communities(budget_seconds=1e9)
+    assert a.plan.mode == b.plan.mode == "run" and a.resolvable
+    assert a.partition == b.partition and a.modularity == b.modularity
+
+
+def test_unresolvable_is_answered_at_once_and_agrees_with_the_spectrum(monkeypatch):
+    """When no graph with the plausible number of edges can have a second eigenvalue above
+    the noise scale, the trivial unresolved result comes without any pass, with the reason;
+    the full spectral test, forced to run, finds the same: fewer than two eigenvalues above
+    the edge."""
+    import dataclasses
+
+    from dpgraph.graph.analytics import community
+
+    R = dpgraph.release(nx.karate_club_graph(), epsilon=0.1, seed=0)
+    with monkeypatch.context() as m:
+        _forbid_work(m)
+        res = R.communities()
+    assert not res.resolvable and len(res.partition) == 1
+    assert res.plan.mode == "unresolvable" and "answered without computing" in res.plan.reason
+    assert res.plan.largest_second <= res.plan.sigma
+    assert res.modularity.value == 0 and res.modularity.std == 0
+    plan = community.community_plan
+
+    def forced(*a, **k):
+        return dataclasses.replace(plan(*a, **k), mode="run")
+
+    monkeypatch.setattr(community, "community_plan", forced)
+    full = dpgraph.release(nx.karate_club_graph(), epsilon=0.1, seed=0).communities()
+    assert not full.resolvable and full.k < 2 and full.eigenvalues.size > 0

@@ -53,11 +53,12 @@ from ..protocol import Release
 from . import _candidates as cl
 from ._pairsplit import PairSplit
 from ._shared import _entry_map
+from .community_planning import CommunityPlan, CostLimitError, community_plan
 from .counts import number_of_edges
 from .partition import heldout_modularity
 from .spectral import DebiasedOperator, eigen_above, noise_variance
 
-__all__ = ["Communities", "communities"]
+__all__ = ["Communities", "CostLimitError", "communities"]
 
 METHODS = ("auto", "denoised", "spectral")
 _BACKGROUND = (2.0, 4.0)  # background thresholds tried by "auto" (squared norm / noise)
@@ -99,6 +100,10 @@ class Communities:
     selection : dict
         Candidate name -> its modularity estimated on the select part (only
         for ``method="auto"``; the score part never enters the choice).
+    plan : CommunityPlan or None
+        The decision taken before computing (:mod:`.community_planning`):
+        predicted seconds, and ``plan.reason``, which says why a result
+        answered at once is unresolved.  None below 3 nodes.
     """
 
     partition: list
@@ -111,6 +116,7 @@ class Communities:
     method: str = "auto"
     chosen: str = ""
     selection: dict = field(default_factory=dict)
+    plan: CommunityPlan | None = None
 
     def labels(self, nodes: Iterable[Hashable] | None = None) -> np.ndarray:
         """Community index (order of ``partition``) of each node in ``nodes``.
@@ -170,7 +176,8 @@ def _candidates(method: str, X: np.ndarray, q: int, noise_sq: float, knn: int, o
                  knn=Integer(minimum=1), seed=SEED,
                  margin=Interval(numbers.Real, 0, None, example="0.03"),
                  resolution=Interval(numbers.Real, 0, None, closed="neither", example="1"),
-                 proper=PROPER)
+                 proper=PROPER,
+                 budget_seconds=Interval(numbers.Real, 0, None, closed="neither", example="60"))
 def communities(
     R: Release,
     method: str = "auto",
@@ -182,6 +189,7 @@ def communities(
     margin: float = 0.03,
     resolution: float = 1.0,
     proper: bool = True,
+    budget_seconds: float = 60.0,
 ) -> Communities:
     """Community detection from a release, with a detectability test and an honest modularity.
 
@@ -221,8 +229,15 @@ def communities(
 
     Memory: the finding part is a copy of the release's storage (n^2 / 16
     bytes for a full release), plus O(n (q + knn)) floats; never an n x n
-    float matrix.  Time: about 60 products of the release with a block of
-    16-64 vectors, and Louvain on a graph of n * knn edges per candidate.
+    float matrix.  Time: a pass over the pairs, at least 31 products of the
+    release with a block of 16-64 vectors, then a kNN graph (n^2
+    similarities), Louvain on its n * knn edges and a pass over the
+    held-out pairs.  **Before any of it** :func:`~.community_planning.community_plan`
+    predicts these seconds (with the speed of one product measured now on
+    a corner of the release) and decides: when no graph with the plausible
+    number of edges can have a second eigenvalue above the noise, the
+    unresolved result is returned at once (``plan.reason`` says why);
+    when the prediction exceeds ``budget_seconds`` the call is refused.
 
     Parameters
     ----------
@@ -253,6 +268,11 @@ def communities(
         Clip the modularity estimate to [-1/2, 1] (its interval too, centred
         on the unclipped value); False returns the unclipped, unbiased-given-
         the-split estimate.
+    budget_seconds : float, default 60
+        Wall-clock seconds (> 0) the call may take, predicted before it
+        starts (a lower bound: see :mod:`.community_planning`).  A release of
+        10^5 nodes takes minutes: raise it to allow that (the refusal says
+        by how much).
 
     Returns
     -------
@@ -273,6 +293,10 @@ def communities(
     MemoryError
         The finding copy and working blocks do not fit in memory (raised
         before allocating them, with the sizes).
+    CostLimitError
+        The predicted seconds exceed ``budget_seconds`` (raised before any
+        pass, with the prediction and the ``budget_seconds`` that allows it;
+        a MemoryError subclass).
 
     Examples
     --------
@@ -303,6 +327,12 @@ def communities(
                f"community detection on a release of {n:,} nodes")
     key = seed if seed is not None else secrets.randbits(63)
     split = PairSplit(n, holdout, select, key)
+    plan = community_plan(R, budget_seconds, split.find_fraction, knn)
+    if plan.mode == "refused":
+        raise CostLimitError(plan.reason)
+    if plan.mode == "unresolvable":
+        return Communities(trivial, zero, False, noise_edge=2.0 * plan.sigma,
+                           holdout=split.score_fraction, method=method, plan=plan)
     holdout, f = split.score_fraction, split.find_fraction
     m = number_of_edges(R, proper=False)
     z0, z1 = _entry_map(R.channel)
@@ -314,7 +344,7 @@ def communities(
     vals, vecs = eigen_above(op, thr, max_communities, key)
     q = int(min(np.sum(vals > thr), max_communities))
     result = dict(eigenvalues=np.asarray(vals), noise_edge=edge, k=q, holdout=holdout,
-                  method=method)
+                  method=method, plan=plan)
     if q < 2:
         return Communities(trivial, zero, False, chosen="", **result)
     lam = vals[:q]
