@@ -469,7 +469,7 @@ def test_free_memory_comes_from_psutil(monkeypatch):
     Mem = collections.namedtuple("Mem", "available")
     monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 20))
     assert _memory.available_memory() == 1 << 20
-    with pytest.raises(MemoryError, match="0.00 GiB is available"):
+    with pytest.raises(MemoryError, match="only 1.00 MiB is available"):
         dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY)
     monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 40))
     assert dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY).number_of_nodes() == 3000

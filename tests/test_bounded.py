@@ -65,7 +65,7 @@ def test_check_call_fits_offers_only_what_applies_to_this_release(monkeypatch):
         with pytest.raises(MemoryError) as info:
             _memory.check_call_fits(R, 2 << 30, "a big thing", alts)
         msg = str(info.value)
-        assert "a big thing needs 2.00 GiB of memory but only 0.10 GiB is available" in msg
+        assert "a big thing needs 2.00 GiB of memory but only 100.00 MiB is available" in msg
         assert f"this release: {kind}, 3,000 nodes" in msg and "nothing was allocated" in msg
         assert "ALWAYS" in msg and "TOO BIG" not in msg
         assert ("DENSE ONLY" in msg) == (kind == "dense")
@@ -97,7 +97,7 @@ def test_available_memory_honours_the_address_space_limit():
 def test_methods_refuse_before_allocating(make, method, monkeypatch):
     R = make()
     msg, peak = _refusal(getattr(R, method), monkeypatch)
-    assert "needs" in msg and "GiB is available" in msg and "nothing was allocated" in msg
+    assert "needs" in msg and "MiB is available" in msg and "nothing was allocated" in msg
     if R.keep != 1.0:  # never what the release already is
         assert SPARSE_HINT not in msg
     elif method != "synthesize":  # the exports of a dense release: a sparse one is smaller
@@ -310,3 +310,12 @@ def test_every_method_under_an_address_space_limit(kind):
     # release's 150,000 fit
     assert out["to_networkx"][0] == ("refused" if kind == "dense" else "ok"), out["to_networkx"]
     assert out["to_edgelist"][0] == "ok" and out["report"][0] == "ok"
+
+
+def test_sizes_below_a_gib_are_said_in_mib():
+    """One formatter for every size in a message: never "0.00 GiB" for a size that is not 0."""
+    t = _memory.size_text
+    assert t(16 << 20) == "16.00 MiB" and t(100 << 20) == "100.00 MiB"
+    assert t(2**30 - 2**20) == "1,023.00 MiB" and t(2**30) == "1.00 GiB"
+    assert t(30 * 2**30) == "30.00 GiB" and t(10**400) == "9.31e390 GiB"
+    assert t(0) == "0.00 MiB" and t(123 * 2**30 + 0.0) == "123.00 GiB"

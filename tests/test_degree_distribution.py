@@ -89,7 +89,7 @@ def test_refuses_before_allocating_and_names_a_support_that_fits(monkeypatch):
     with pytest.raises(MemoryError, match=r"max_degree=[\d,]+") as err:
         R.degree_distribution()
     msg = str(err.value)
-    assert "GiB" in msg and "released x" in msg and "keep=" not in msg
+    assert " MiB " in msg and "0.00" not in msg and "released x" in msg and "keep=" not in msg
     k = int(msg.split("max_degree=")[1].split(" ")[0].replace(",", ""))
     assert 1 <= k < dmax
     h = R.degree_distribution(max_degree=k)  # the suggestion fits

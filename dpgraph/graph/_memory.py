@@ -27,9 +27,9 @@ __all__ = [
     "check_node_count",
     "check_release_fits",
     "free_disk",
-    "gib",
-    "release_bytes",
+        "release_bytes",
     "release_kind",
+    "size_text",
     "sparse_release_alternative",
 ]
 
@@ -85,12 +85,12 @@ def check_fits(nbytes: int, what: str) -> None:
     if nbytes < _SMALL:  # not worth asking the OS
         return
     if nbytes >= _BEYOND_FLOAT:
-        raise ValueError(f"{what} would need {gib(nbytes)} of memory, beyond any machine; "
+        raise ValueError(f"{what} would need {size_text(nbytes)} of memory, beyond any machine; "
                          "check the sizes given")
     avail = available_memory()
     if nbytes > avail:
         raise MemoryError(
-            f"{what} needs {gib(nbytes)} of memory but only {gib(avail)} is available; "
+            f"{what} needs {size_text(nbytes)} of memory but only {size_text(avail)} is available; "
             "use a machine with more memory or a sparse (keep=) or blockwise release"
         )
 
@@ -140,17 +140,19 @@ def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
 # ---------------------------------------------------------------------------
 # what a call costs, and what to do instead
 # ---------------------------------------------------------------------------
-def gib(nbytes: float) -> str:
-    """``nbytes`` in GiB with two decimals, e.g. ``'27.94 GiB'``; a huge int as a power of ten.
+def size_text(nbytes: float) -> str:
+    """``nbytes`` for a message: MiB below 1 GiB, GiB above (two decimals); a huge int as a power of ten.
 
     Examples
     --------
-    >>> gib(30 * 2**30), gib(10**400)
-    ('30.00 GiB', '9.31e390 GiB')
+    >>> size_text(30 * 2**30), size_text(16 << 20), size_text(1000), size_text(10**400)
+    ('30.00 GiB', '16.00 MiB', '0.00 MiB', '9.31e390 GiB')
     """
     if isinstance(nbytes, int) and nbytes >= 1 << 80:  # integers: a float could overflow
         g, k = nbytes >> 30, _decades(nbytes >> 30)
         return f"{g / 10**k:.2f}e{k} GiB"  # the quotient is in [1, 20): a float
+    if abs(nbytes) < 2**30:
+        return f"{nbytes / 2**20:,.2f} MiB"
     return f"{nbytes / 2**30:,.2f} GiB"
 
 
@@ -236,9 +238,9 @@ def check_call_fits(R: Any, nbytes: int, what: str,
     kind = release_kind(R)
     offered = [a.text for a in alternatives
                if kind in a.kinds and (a.nbytes is None or a.nbytes <= avail)]
-    offered.append(f"run it where {gib(nbytes)} is free")
+    offered.append(f"run it where {size_text(nbytes)} is free")
     raise MemoryError(
-        f"{what} needs {gib(nbytes)} of memory but only {gib(avail)} is available"
+        f"{what} needs {size_text(nbytes)} of memory but only {size_text(avail)} is available"
         f"{_describe(R)}; nothing was allocated. Instead: " + "; or ".join(offered)
     )
 

@@ -296,7 +296,7 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         A = _memory.Alternative
         alts = {
             "to_scipy_sparse": A(f"R.to_scipy_sparse() holds the same edges in "
-                                 f"{_memory.gib(csr_bytes(n, m, d))}", nbytes=csr_bytes(n, m, d)),
+                                 f"{_memory.size_text(csr_bytes(n, m, d))}", nbytes=csr_bytes(n, m, d)),
             "to_edgelist": A("R.to_edgelist(path) streams the edges to a text file, one row "
                              "block in memory at a time"),
         }
@@ -404,8 +404,8 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         free = _memory.free_disk(path.parent) + (path.stat().st_size if path.is_file() else 0)
         if need > free:
             raise OSError(errno.ENOSPC,
-                          f"the edge list of {m:,} released edges needs {_memory.gib(need)} of disk "
-                          f"but {_memory.gib(free)} is free at {path.parent}; nothing was written. "
+                          f"the edge list of {m:,} released edges needs {_memory.size_text(need)} of disk "
+                          f"but {_memory.size_text(free)} is free at {path.parent}; nothing was written. "
                           "Write it to a larger disk, or use the estimators, which need no export")
         kind = "directed" if self.directed else "undirected"
         with open(path, "w", encoding="utf-8") as fh:

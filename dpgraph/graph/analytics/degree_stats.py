@@ -14,7 +14,7 @@ import numpy as np
 from ...core.estimate import Z95, BoundInterval, Estimate, apply_proper
 from ...core.estimators import Channel
 from ...validation import Integer, Interval, Optional, Options, validate_params
-from .._memory import available_memory
+from .._memory import available_memory, size_text
 from ..answers import PROPER, analytic, require_undirected
 from ..protocol import Release
 from ._shared import _cache, _entry_map, _observed_degrees
@@ -156,8 +156,8 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
     if need > max(avail, 64 << 20):
         fit = max(0, int(avail // (16 * n)) - 1)
         raise MemoryError(
-            f"the {n:,} x {dmax + 1:,} degree transition matrix needs {need / 2**30:,.2f} GiB "
-            f"but {avail / 2**30:,.2f} GiB is available; pass max_degree={fit:,} or less "
+            f"the {n:,} x {dmax + 1:,} degree transition matrix needs {size_text(need)} "
+            f"but {size_text(avail)} is available; pass max_degree={fit:,} or less "
             "(degree_distribution needs only the rows inside each column's window)")
     K = DegreeKernel(n, channel.alpha, channel.beta, dmax, what="degree transition matrix")
     P = np.zeros((n, dmax + 1))
@@ -286,8 +286,8 @@ def _check_memory(R: Any, dmax: int, asked: int | None) -> None:
         hint = ("no support fits: free memory first (this release's degree counts, "
                 "R.degree() and R.number_of_edges(), need only O(n))")
     raise MemoryError(
-        f"the degree distribution of this release needs {need / 2**30:,.2f} GiB "
-        f"({y1 - y0 + 1:,} released x {dmax + 1:,} true degrees) but {avail / 2**30:,.2f} GiB "
+        f"the degree distribution of this release needs {size_text(need)} "
+        f"({y1 - y0 + 1:,} released x {dmax + 1:,} true degrees) but {size_text(avail)} "
         f"is available{'' if asked is None else f' (max_degree={asked:,})'}; {hint}")
 
 

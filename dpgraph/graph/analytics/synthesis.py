@@ -16,7 +16,13 @@ import numpy as np
 
 from ...core.pairs import pair_from_index, pair_index
 from ...validation import Integer, Optional, validate_params
-from .._memory import Alternative, check_call_fits, gib, release_kind, sparse_release_alternative
+from .._memory import (
+    Alternative,
+    check_call_fits,
+    release_kind,
+    size_text,
+    sparse_release_alternative,
+)
 from ..answers import PROGRESS, SEED, analytic
 from ..answers import require_undirected as _undirected
 from ..convert import blocks_to_networkx, edge_blocks, networkx_bytes
@@ -164,8 +170,8 @@ def _check_synthesis_fits(R: Any, m_hat: int, budget: int, cap: int) -> None:
     block = _PASS_PAIRS * 16 + 8 * n * cap
     cands = _CAND_BYTES * (3 * budget + _PASS_PAIRS) + 64 * m_hat
     need = max(spectral, block + cands) + graph
-    parts = (f"the synthetic graph of about {m_hat:,} edges {gib(graph)}, its {budget:,} "
-             f"candidate pairs {gib(cands)}, the spectral prior {gib(spectral)}")
+    parts = (f"the synthetic graph of about {m_hat:,} edges {size_text(graph)}, its {budget:,} "
+             f"candidate pairs {size_text(cands)}, the spectral prior {size_text(spectral)}")
     alts = []
     if spectral > graph + cands:
         alts.append(sparse_release_alternative(n))  # the prior reads every released edge

@@ -60,10 +60,6 @@ class CostLimitError(MemoryError):
     """
 
 
-def _gib(nbytes: float) -> str:
-    return f"{nbytes / 2**30:,.2f} GiB"
-
-
 def _secs(s: float) -> str:
     if s < 120:
         return f"{s:,.1f} s"
@@ -231,7 +227,7 @@ def _decide(counter: TriangleCounter, stats: tuple, budget: float, memory: int,
     base = dict(n=n, edges=m_hat, edges_high=m_hi, plausible_max=float(tmax), std_full=std_full,
                 full=full, budget_seconds=budget, max_memory=memory)
     could = (f"the full computation ({full.path} path, about {_secs(full.seconds)} and "
-             f"{_gib(full.bytes)}) has a std of at least {std_full:,.4g}")
+             f"{_memory.size_text(full.bytes)}) has a std of at least {std_full:,.4g}")
     beyond = (f"more than the largest triangle count a graph with at most {m_hi:,.0f} edges "
               f"can have ({tmax:,.4g})")
     unresolvable = "not resolvable at this epsilon, answered without counting"
@@ -242,7 +238,7 @@ def _decide(counter: TriangleCounter, stats: tuple, budget: float, memory: int,
             reason = f"every row counted ({full.path} path, about {_secs(full.seconds)})"
         return TrianglePlan("full", std_full <= tmax, std=std_full, cost=full, rows=None,
                             reason=reason, **base)
-    over = (f"{could}; it exceeds the budget ({_secs(budget)}, {_gib(memory)}) and could resolve "
+    over = (f"{could}; it exceeds the budget ({_secs(budget)}, {_memory.size_text(memory)}) and could resolve "
             f"counts from {2 * Z95 * std_full:,.4g} up")
     k, path = max((_max_rows(counter, p, budget, memory), p) for p in counter.paths())
     if std_full > tmax:
@@ -250,7 +246,9 @@ def _decide(counter: TriangleCounter, stats: tuple, budget: float, memory: int,
     elif not sample:
         reason = f"{over}; refused (pass sample=True, or a larger budget_seconds / max_memory)"
     elif k < MIN_ROWS:
-        reason = f"{over}; not even {MIN_ROWS} sampled rows fit: refused"
+        reason = (f"{over}; not even {MIN_ROWS} sampled rows fit: refused (pass a larger "
+                  f"budget_seconds or max_memory, or run it where {_memory.size_text(full.bytes)} "
+                  "is free: max_memory defaults to half the memory available)")
     if not sample or k < MIN_ROWS:
         return TrianglePlan("refused", std_full <= tmax, std=std_full, cost=None, rows=None,
                             reason=reason, **base)

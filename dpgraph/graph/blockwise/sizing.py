@@ -7,7 +7,7 @@ import shutil
 from typing import Any
 
 from .. import _memory
-from .._memory import gib
+from .._memory import size_text
 from .location import StoreLocation
 from .tiles import TilePlan
 
@@ -94,9 +94,9 @@ def check_resources(plan: TilePlan, loc: StoreLocation, *, n_edges: int = 0,
         free += _existing_bytes(loc) if replacing else 0
         if need > free:
             raise ValueError(
-                f"the store of a release of n = {plan.n:,} nodes needs about {gib(need)} "
+                f"the store of a release of n = {plan.n:,} nodes needs about {size_text(need)} "
                 f"of disk ({plan.count_tiles():,} tiles of {plan.tile_rows} x "
-                f"{64 * plan.tile_words} pairs) but only {gib(free)} is free at {str(loc)!r}; "
+                f"{64 * plan.tile_words} pairs) but only {size_text(free)} is free at {str(loc)!r}; "
                 "write it to a larger disk or an object store (an fsspec URL)"
             )
     per_tile = tile_memory(plan)
@@ -107,12 +107,12 @@ def check_resources(plan: TilePlan, loc: StoreLocation, *, n_edges: int = 0,
     if per_tile > limit:
         raise MemoryError(
             f"one tile of {plan.tile_rows} x {64 * plan.tile_words} pairs needs about "
-            f"{gib(per_tile)} to sample but {where} is {gib(limit)}; use a smaller tile="
+            f"{size_text(per_tile)} to sample but {where} is {size_text(limit)}; use a smaller tile="
         )
     held = driver_memory(plan, n_edges)
     avail = _memory.available_memory()
     if held > avail:
         raise MemoryError(
             f"a release of n = {plan.n:,} nodes holds its node labels and edges in this process "
-            f"({gib(held)}) but only {gib(avail)} is available"
+            f"({size_text(held)}) but only {size_text(avail)} is available"
         )
