@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -104,6 +105,36 @@ def test_methods_refuse_before_allocating(make, method, monkeypatch):
         assert SPARSE_HINT in msg
     assert "Instead:" in msg
     assert peak < 8 << 20  # it sized the call; it did not start it
+
+
+_SIZE = r"[\d,.]+ (?:MiB|GiB)"
+
+
+@pytest.mark.parametrize("make", [_dense, _sparse], ids=["dense", "sparse"])
+@pytest.mark.parametrize("method", ["triangles", "transitivity", "degree_distribution",
+                                    "communities"])
+@pytest.mark.parametrize("avail", [1 << 18, 1 << 20])
+def test_analytics_refuse_with_both_sizes(make, method, avail, monkeypatch):
+    """With little memory free (every size checked, however small), each analytic refuses
+    before its pass: a MemoryError giving what it needs and what it may use, in MiB below a
+    GiB (never "0.00 GiB"), and never suggesting the kind of release it already is."""
+    from dpgraph.graph.analytics import _pairsplit, community, triangle_counting
+
+    def boom(*a, **k):
+        raise AssertionError("the pass ran")
+
+    R = make()
+    monkeypatch.setattr(_memory, "SMALL", 0)
+    monkeypatch.setattr(triangle_counting.TriangleCounter, "reductions", boom)
+    monkeypatch.setattr(_pairsplit.PairSplit, "find_adjacency", boom)
+    monkeypatch.setattr(community, "eigen_above", boom)
+    msg, _ = _refusal(getattr(R, method), monkeypatch, avail=avail)
+    sizes = re.findall(_SIZE, msg)
+    assert len(sizes) >= 2, msg
+    assert "0.00 GiB" not in msg and "0.00 MiB" not in msg, msg
+    assert ("needs" in msg and "available" in msg) or "exceeds the budget" in msg, msg
+    if make is _sparse:  # never what the release already is
+        assert SPARSE_HINT not in msg and "sparse (keep=)" not in msg, msg
 
 
 def test_to_networkx_offers_the_exports_that_fit(monkeypatch):
@@ -271,7 +302,7 @@ _UNDER_LIMIT = textwrap.dedent("""
     calls = {
         "to_networkx": R.to_networkx, "to_scipy_sparse": R.to_scipy_sparse,
         "to_edgelist": lambda: R.to_edgelist(os.path.join(tmp, "e.txt")),
-        "synthesize": R.synthesize, "triangles": R.triangles,
+        "synthesize": R.synthesize, "triangles": R.triangles, "transitivity": R.transitivity,
         "degree_distribution": R.degree_distribution, "communities": R.communities,
         "report": lambda: build_report(R),
     }
@@ -295,11 +326,14 @@ def test_every_method_under_an_address_space_limit(kind):
                           text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]  # never killed, never an unhandled error
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    # the analytics sized elsewhere (triangles, degree_distribution, communities) are held here
-    # only to "never killed, never an error other than MemoryError" (the return code above)
-    for name in ("to_networkx", "to_scipy_sparse", "to_edgelist", "synthesize", "report"):
+    for name in ("to_networkx", "to_scipy_sparse", "to_edgelist", "synthesize", "report",
+                 "triangles", "transitivity", "degree_distribution", "communities"):
         status, msg = out[name]
         if status == "refused":  # sized first: a message with sizes, not "Unable to allocate"
+            assert len(re.findall(_SIZE, msg)) >= 2 and "0.00 GiB" not in msg, msg
+            if name in ("triangles", "transitivity"):  # the plan's refusal: cost and budget
+                assert "exceeds the budget" in msg, msg
+                continue
             assert "needs" in msg and "available" in msg, msg
             if name == "synthesize" and not msg.startswith("R.synthesize()"):
                 continue  # a step it calls (the degree distribution) refused with its own check

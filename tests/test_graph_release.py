@@ -219,8 +219,8 @@ def test_too_large_refused_before_allocating(monkeypatch):
     from dpgraph.graph import _memory
 
     monkeypatch.setattr(_memory, "available_memory", lambda: 1000)
-    monkeypatch.setattr(_memory, "_SMALL", 0)  # check even tiny allocations
-    with pytest.raises(MemoryError, match="GiB"):
+    monkeypatch.setattr(_memory, "SMALL", 0)  # check even tiny allocations
+    with pytest.raises(MemoryError, match=r"300 nodes needs 0\.21 MiB of memory"):
         dpgraph.release(nx.path_graph(300), 1.0, seed=0)
 
 

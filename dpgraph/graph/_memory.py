@@ -20,6 +20,9 @@ from typing import Any
 import psutil
 
 __all__ = [
+    "DENSE_RELEASE_ADVICE",
+    "SMALL",
+    "SPARSE_RELEASE_ADVICE",
     "Alternative",
     "available_memory",
     "check_call_fits",
@@ -27,13 +30,19 @@ __all__ = [
     "check_node_count",
     "check_release_fits",
     "free_disk",
-        "release_bytes",
+    "release_bytes",
     "release_kind",
     "size_text",
     "sparse_release_alternative",
 ]
 
-_SMALL = 64 << 20
+#: below this many bytes a check does not ask the OS
+SMALL = 64 << 20
+#: what to do instead of a dense release that cannot fit (said only where a release is made)
+DENSE_RELEASE_ADVICE = "use a machine with more memory or a sparse (keep=) or blockwise release"
+#: ... and instead of a sparse release that cannot fit
+SPARSE_RELEASE_ADVICE = ("use a machine with more memory, a smaller keep= or target_edges=, or a "
+                         "blockwise release")
 #: bytes per node of the encoded input (labels tuple, position dict, canonical order)
 _NODE_BYTES = 200
 _GROUP_WORDS = 1 << 20  # words per sampler call (graph/dense.py); scratch is ~12 words each
@@ -76,13 +85,16 @@ def _decades(x: int) -> int:
 _BEYOND_FLOAT = 1 << 1000
 
 
-def check_fits(nbytes: int, what: str) -> None:
+def check_fits(nbytes: int, what: str, instead: str | None = None) -> None:
     """Raise MemoryError naming ``what``, what it needs and what is available, if it cannot fit.
 
-    A size beyond any float is a ValueError: a mistyped number, not a machine
-    too small.
+    ``instead`` says what to do instead; the default, "run it where <size>
+    is free", applies to any release: a call on a release that knows its
+    kind uses :func:`check_call_fits`, which offers only what applies to it.
+    A size beyond any float is a ValueError: a mistyped number, not a
+    machine too small.
     """
-    if nbytes < _SMALL:  # not worth asking the OS
+    if nbytes < SMALL:  # not worth asking the OS
         return
     if nbytes >= _BEYOND_FLOAT:
         raise ValueError(f"{what} would need {size_text(nbytes)} of memory, beyond any machine; "
@@ -90,8 +102,9 @@ def check_fits(nbytes: int, what: str) -> None:
     avail = available_memory()
     if nbytes > avail:
         raise MemoryError(
-            f"{what} needs {size_text(nbytes)} of memory but only {size_text(avail)} is available; "
-            "use a machine with more memory or a sparse (keep=) or blockwise release"
+            f"{what} needs {size_text(nbytes)} of memory but only {size_text(avail)} is "
+            f"available; nothing was allocated. Instead: "
+            f"{instead or f'run it where {size_text(nbytes)} is free'}"
         )
 
 
@@ -134,7 +147,8 @@ def check_release_fits(n: int | None, directed: bool, sparse: bool) -> None:
     check_node_count(n)
     kind = "sparse" if sparse else "dense"
     count = f"{n:,}" if n < 10**18 else f"at least 10^{_decades(n)}"
-    check_fits(release_bytes(n, bool(directed), sparse), f"a {kind} release of {count} nodes")
+    check_fits(release_bytes(n, bool(directed), sparse), f"a {kind} release of {count} nodes",
+               SPARSE_RELEASE_ADVICE if sparse else DENSE_RELEASE_ADVICE)
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +244,7 @@ def check_call_fits(R: Any, nbytes: int, what: str,
     >>> check_call_fits(R, 1000, "a tiny table")  # fits: returns None
     """
     nbytes = int(nbytes)
-    if nbytes < _SMALL:
+    if nbytes < SMALL:
         return
     avail = available_memory()
     if nbytes <= avail:

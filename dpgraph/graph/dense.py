@@ -31,7 +31,7 @@ import numpy as np
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_words
-from ._memory import check_fits
+from ._memory import DENSE_RELEASE_ADVICE, check_fits
 from .encoding import EncodedGraph
 from .packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 
@@ -173,7 +173,7 @@ def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource)
     n, directed = enc.n, enc.directed
     nw = words_per_row(n)
     # the matrix plus one group of sampled words and the sampler's scratch
-    check_fits(n * nw * 8 + 12 * 8 * _GROUP_WORDS, f"a packed release of {n} nodes")
+    check_fits(n * nw * 8 + 12 * 8 * _GROUP_WORDS, f"a packed release of {n:,} nodes", DENSE_RELEASE_ADVICE)
     words = sample_packed_flips(n, directed, rr.flip_numerator, source)
     xor_edges(words, enc.rows, enc.cols)
     return PackedAdjacency(words, n, directed)

@@ -12,7 +12,7 @@ from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
 from ..validation import Boolean, InstanceOf, Integer, Optional, validate_params
-from ._memory import check_fits, check_release_fits
+from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
 from .dense import release_packed
 from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input
@@ -184,7 +184,8 @@ def release(
             else None
         if probs is not None:  # the output's size, before charging and sampling
             check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
-                       f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}")
+                       f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}",
+                       SPARSE_RELEASE_ADVICE)
         return enc, probs
 
     pad = None

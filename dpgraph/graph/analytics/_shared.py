@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...core.estimators import Channel
-from .._memory import check_fits
+from .._memory import check_call_fits
 
 
 def _entry_map(channel: Channel) -> tuple[float, float]:
@@ -70,7 +70,8 @@ def _observed_degrees(R: Any) -> np.ndarray:
 def _dense_release(R: Any) -> np.ndarray:
     """Symmetric released adjacency as float32 (exact 0/1), refusing what cannot fit."""
     n = R.number_of_nodes()
-    check_fits(3 * n * n * 4, f"the dense released adjacency of {n} nodes (float32, n^2 entries)")
+    check_call_fits(R, 3 * n * n * 4,
+                    f"the dense released adjacency of {n:,} nodes (float32, n^2 entries)")
     Y = np.empty((n, n), dtype=np.float32)
     for i0, bits in R.adjacency.row_blocks():
         Y[i0 : i0 + bits.shape[0]] = bits

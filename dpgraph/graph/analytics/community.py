@@ -45,7 +45,7 @@ import numpy as np
 
 from ...core.estimate import Estimate
 from ...validation import Integer, Interval, Options, validate_params
-from .._memory import check_fits
+from .._memory import Alternative, check_call_fits, sparse_release_alternative
 from ..answers import PROPER, SEED, analytic, finish
 from ..answers import require_undirected as _undirected
 from ..encoding import canonical_node_order
@@ -323,8 +323,12 @@ def communities(
         return Communities(trivial, zero, False, holdout=holdout, method=method,
                            chosen=method if method != "auto" else "")
     ell_cap = int(min(max_communities + 8, n - 1))
-    check_fits(_memory_needed(R, min(ell_cap, 64), knn),
-               f"community detection on a release of {n:,} nodes")
+    check_call_fits(R, _memory_needed(R, min(ell_cap, 64), knn),
+                    f"community detection on {n:,} nodes (a copy of the release's storage, "
+                    "the eigen blocks and the neighbour graph)",
+                    [sparse_release_alternative(n), Alternative(
+                        "a smaller max_communities= or knn= (the eigen blocks hold n x "
+                        "(max_communities + 8) floats, the neighbour graph n x knn edges)")])
     key = seed if seed is not None else secrets.randbits(63)
     split = PairSplit(n, holdout, select, key)
     plan = community_plan(R, budget_seconds, split.find_fraction, knn)

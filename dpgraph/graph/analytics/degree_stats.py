@@ -14,6 +14,7 @@ import numpy as np
 from ...core.estimate import Z95, BoundInterval, Estimate, apply_proper
 from ...core.estimators import Channel
 from ...validation import Integer, Interval, Optional, Options, validate_params
+from .. import _memory
 from .._memory import available_memory, size_text
 from ..answers import PROPER, analytic, require_undirected
 from ..protocol import Release
@@ -153,11 +154,12 @@ def degree_transition_matrix(n: int, channel: Channel, max_degree: int | None = 
     dmax = n - 1 if max_degree is None else int(min(max_degree, n - 1))
     need = 8 * n * (dmax + 1) + kernel_bytes(n, channel.alpha, channel.beta, dmax)
     avail = available_memory()
-    if need > max(avail, 64 << 20):
+    if need > max(avail, _memory.SMALL):
         fit = max(0, int(avail // (16 * n)) - 1)
         raise MemoryError(
             f"the {n:,} x {dmax + 1:,} degree transition matrix needs {size_text(need)} "
-            f"but {size_text(avail)} is available; pass max_degree={fit:,} or less "
+            f"but {size_text(avail)} is available; nothing was allocated. Instead: pass "
+            f"max_degree={fit:,} or less "
             "(degree_distribution needs only the rows inside each column's window)")
     K = DegreeKernel(n, channel.alpha, channel.beta, dmax, what="degree transition matrix")
     P = np.zeros((n, dmax + 1))
@@ -269,7 +271,7 @@ def _check_memory(R: Any, dmax: int, asked: int | None) -> None:
     n, ch = R.number_of_nodes(), R.channel
     need = _needed_bytes(n, ch.alpha, ch.beta, dmax)
     avail = available_memory()
-    if need <= max(avail, 64 << 20):
+    if need <= max(avail, _memory.SMALL):
         return
     lo, hi = 0, dmax
     while lo < hi:  # largest support that fits
@@ -288,7 +290,8 @@ def _check_memory(R: Any, dmax: int, asked: int | None) -> None:
     raise MemoryError(
         f"the degree distribution of this release needs {size_text(need)} "
         f"({y1 - y0 + 1:,} released x {dmax + 1:,} true degrees) but {size_text(avail)} "
-        f"is available{'' if asked is None else f' (max_degree={asked:,})'}; {hint}")
+        f"is available{'' if asked is None else f' (max_degree={asked:,})'}; nothing was "
+        f"allocated. Instead: {hint}")
 
 
 _METHODS = ("auto", "lognormal", "negbin")

@@ -334,11 +334,11 @@ class TriangleCounter:
         d = self.deg
         nw = words_per_row(self.n)
         if self._sym is None and self._csr is None and not self.is_sparse:  # the smaller input
-            from .._memory import check_fits
+            from .._memory import check_call_fits
 
             use_csr = 8 * self.m < 8 * self.n * nw
             need = 8 * self.m + 8 * self.n if use_csr else 8 * self.n * nw
-            check_fits(need, f"the neighbour degree sums of a release of {self.n:,} nodes")
+            check_call_fits(self.R, need, f"the neighbour degree sums of {self.n:,} nodes")
             if use_csr:
                 self.csr()
         if self._csr is not None or self.is_sparse:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...core.estimators import Channel
-from .._memory import check_fits
+from .._memory import check_call_fits
 
 __all__ = ["debiased_matrix", "indicator_channel", "released_indicator"]
 
@@ -34,7 +34,8 @@ def released_indicator(R: Any, members: np.ndarray | None, copies: int = 1) -> n
     caller keeps).
     """
     n = R.number_of_nodes()
-    check_fits(8 * n * n * (copies + 1), f"{copies + 1} dense float64 matrices of {n} nodes")
+    check_call_fits(R, 8 * n * n * (copies + 1),
+                    f"{copies + 1} dense float64 matrices of {n:,} nodes")
     Y = np.zeros((n, n), dtype=np.float64)
     adj = R.adjacency
     if members is None:

@@ -14,7 +14,7 @@ from ...core.estimators import Channel
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...exceptions import DroppedAttributesWarning
-from .._memory import check_fits
+from .._memory import DENSE_RELEASE_ADVICE, SPARSE_RELEASE_ADVICE, check_fits
 from ..encoding import NodeIndex
 from ..inputs import public_n, read_input
 from ..packed import words_per_row
@@ -63,7 +63,7 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
     n = public_n(G, nodes)
     if not sparse and isinstance(n, int) and n >= 2:  # from the node count, before reading G
         check_fits((value_bits(ties.K) + 2) * n * words_per_row(n) * 8,
-                   f"a typed release of {n:,} nodes with K={ties.K} values")
+                   f"a typed release of {n:,} nodes with K={ties.K} values", DENSE_RELEASE_ADVICE)
     with warnings.catch_warnings():  # the typed attribute is released, not dropped
         warnings.simplefilter("ignore", DroppedAttributesWarning)
         enc = read_input(G, directed=directed, nodes=nodes, edge_data=True)
@@ -72,7 +72,8 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
     if sparse:  # the output's size, before charging and sampling
         sub = typed_subsampling(tx.probabilities, enc.n, enc.directed, keep, target_edges)
         check_fits(sparse_typed_bytes(sub, enc.n, enc.directed, enc.rows.size),
-                   f"a sparse typed release of {enc.n:,} nodes at keep={sub.keep:.3g}")
+                   f"a sparse typed release of {enc.n:,} nodes at keep={sub.keep:.3g}",
+                   SPARSE_RELEASE_ADVICE)
     if has_other_attributes(enc):
         _warn_other_attributes(ties.edge_attr)
     source = tx.commit(stacklevel=stacklevel + 1)

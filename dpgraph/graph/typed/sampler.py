@@ -28,7 +28,7 @@ import numpy as np
 from ...core.probabilities import RRProbabilities
 from ...core.randomness import RandomSource
 from ...core.sampling import kary_words, value_bits
-from .._memory import check_fits
+from .._memory import DENSE_RELEASE_ADVICE, check_fits
 from ..dense import _GROUP_WORDS, row_bands, sample_bands, sample_packed_flips
 from ..encoding import EncodedGraph
 from ..packed import clear_non_pairs, words_per_row, xor_edges
@@ -146,7 +146,7 @@ def release_typed(enc: EncodedGraph, values: np.ndarray, rr: RRProbabilities,
     nw = words_per_row(n)
     B = value_bits(K)
     check_fits((B + 2) * n * nw * 8 + 12 * 8 * _GROUP_WORDS,
-               f"a typed release of {n} nodes with K={K} values")
+               f"a typed release of {n:,} nodes with K={K} values", DENSE_RELEASE_ADVICE)
     planes = sample_shift_planes(n, directed, rr, source)
     if K == 2:  # (1 + S) mod 2 is the XOR: the binary release's own step
         xor_edges(planes[0], enc.rows, enc.cols)
