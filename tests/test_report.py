@@ -392,3 +392,45 @@ def test_title_is_the_data_sets_name_when_the_file_keeps_one(tmp_path, capsys):
         assert steps and all(re.fullmatch(r"  .+ \.\.\. \d+\.\d s", line) for line in steps), err
     with pytest.raises(ValueError, match="printable"):
         dpgraph.load(tmp_path / "a.dpg").save(tmp_path / "c.dpg", name="two\nlines")
+
+
+@pytest.mark.parametrize("keep", [1.0, 0.3])
+def test_every_analytic_is_computed_once_per_report(keep, monkeypatch):
+    """The report asks each analytic of the release once (the mean degree rescales the edge
+    count, the cut table reads the density of the statistics table), and each heavy pass
+    (the triangle reductions, the degree deconvolution, the spectrum) runs once."""
+    import collections
+
+    from dpgraph.graph.analytics import community, degree_stats, triangle_counting
+    from dpgraph.graph.private import PrivateGraph
+    from dpgraph.report.builder import report_context
+
+    calls = collections.Counter()
+
+    def counted(owner, name):
+        inner = getattr(owner, name)
+
+        def f(*a, **k):
+            calls[name] += 1
+            return inner(*a, **k)
+        monkeypatch.setattr(owner, name, f)
+
+    for name in ("number_of_edges", "density", "triangles", "wedges", "transitivity",
+                 "average_clustering", "degree_assortativity", "degree_distribution",
+                 "communities"):
+        counted(PrivateGraph, name)
+    counted(triangle_counting.TriangleCounter, "reductions")
+    counted(degree_stats, "_estimate")
+    counted(community, "eigen_above")
+    G = nx.planted_partition_graph(3, 100, 0.2, 0.01, seed=1)
+    kw = {} if keep == 1.0 else {"keep": keep}
+    report_context(dpgraph.release(G, 3.0, seed=0, **kw))
+    assert calls and max(calls.values()) == 1, calls
+    assert calls["reductions"] == calls["_estimate"] == calls["eigen_above"] == 1, calls
+
+
+def test_report_says_why_communities_were_answered_at_once():
+    R = dpgraph.release(nx.karate_club_graph(), 0.1, seed=0)
+    page = build_report(R)
+    assert "Answered before any computation: a graph with at most" in page
+    assert "answered without computing" in page

@@ -83,9 +83,15 @@ def _skip(skipped: dict, what: str, exc: BaseException) -> None:
     skipped.setdefault(str(exc) or type(exc).__name__, []).append(what)
 
 
-def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> list[dict]:
-    """Every debiased statistic with its 95% CI and resolvability."""
+def _statistics(R: Any, progress: Callable, timings: list, skipped: dict,
+                done: dict | None = None) -> list[dict]:
+    """Every debiased statistic with its 95% CI and resolvability.
+
+    Each is computed once: the estimates are kept in ``done`` (by row name)
+    for the rest of the report (the mean degree rescales the edge count).
+    """
     n = R.number_of_nodes()
+    done = {} if done is None else done
     specs: list[tuple[str, str, Callable[[], Any]]] = [
         ("edges", "number of edges", R.number_of_edges),
         ("density", "edge density", R.density),
@@ -104,7 +110,7 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
     if not R.directed:
         specs += [
             ("mean degree", "average degree 2m / n (the edge count, rescaled)", lambda: _scaled(
-                R.number_of_edges(), 2.0 / n)),
+                done.get("edges") or R.number_of_edges(), 2.0 / n)),
             ("triangles", "number of triangles", R.triangles),
             ("wedges", "number of 2-paths", R.wedges),
             ("transitivity", "global clustering 3 T / W", R.transitivity),
@@ -130,6 +136,7 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict) -> lis
             rows.append({"name": key, "what": what, "error": True})
             _skip(skipped, key, exc)
             continue
+        done[key] = est
         lo, hi = est.ci(0.95)
         resolved = bool(est.resolved)
         rows.append({
@@ -221,6 +228,8 @@ def _community_section(R: Any, progress: Callable, timings: list, skipped: dict)
         "modularity": _shown(q), "modularity_resolved": bool(q.resolved),
         "modularity_ci": f"[{_fmt(lo)}, {_fmt(hi)}]",
         "noise_edge": _fmt(comm.noise_edge),
+        "reason": plan.reason if (plan := getattr(comm, "plan", None)) is not None
+        and plan.mode == "unresolvable" else "",
         "holdout": float(getattr(comm, "holdout", 0.0) or 0.0) > 0,
         "svg": figures.eigen_figure(comm.eigenvalues, comm.noise_edge)
         if np.size(comm.eigenvalues) and math.isfinite(float(comm.noise_edge)) else "",
@@ -284,8 +293,9 @@ def report_context(R: Any, title: str = "dpgraph release",
     p = float(R.flip_probability)
     odds = math.exp(min(eps, 700.0))
     skipped: dict[str, list[str]] = {}
-    stats = _statistics(R, progress, timings, skipped)
-    density = float(R.density().value)
+    done: dict = {}
+    stats = _statistics(R, progress, timings, skipped, done)
+    density = float((done.get("density") or R.density()).value)
     half = max(n // 4, 1)
     public_plan = plan(n, eps, directed=R.directed, sides=(half, half) if 2 * half <= n else None)
     eps_grid = sorted(set(DEFAULT_EPSILONS) | {eps})
