@@ -270,7 +270,7 @@ def communities(
         the-split estimate.
     budget_seconds : float, default 60
         Wall-clock seconds (> 0) the call may take, predicted before it
-        starts (a lower bound: see :mod:`.community_planning`).  A release of
+        starts (see :mod:`.community_planning`).  A release of
         10^5 nodes takes minutes: raise it to allow that (the refusal says
         by how much).
 
@@ -331,7 +331,8 @@ def communities(
                         "(max_communities + 8) floats, the neighbour graph n x knn edges)")])
     key = seed if seed is not None else secrets.randbits(63)
     split = PairSplit(n, holdout, select, key)
-    plan = community_plan(R, budget_seconds, split.find_fraction, knn)
+    plan = community_plan(R, budget_seconds, split.find_fraction, knn,
+                          len(_BACKGROUND) + 2 if method == "auto" else 1)
     if plan.mode == "refused":
         raise CostLimitError(plan.reason)
     if plan.mode == "unresolvable":
