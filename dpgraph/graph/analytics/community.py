@@ -331,7 +331,7 @@ def communities(
                         "(max_communities + 8) floats, the neighbour graph n x knn edges)")])
     key = seed if seed is not None else secrets.randbits(63)
     split = PairSplit(n, holdout, select, key)
-    plan = community_plan(R, budget_seconds, split.find_fraction, knn,
+    plan = community_plan(R, budget_seconds, split, knn,
                           len(_BACKGROUND) + 2 if method == "auto" else 1)
     if plan.mode == "refused":
         raise CostLimitError(plan.reason)

@@ -48,15 +48,17 @@ from .triangle_planning import CALIBRATE_ABOVE, Z_PLAUSIBLE, CostLimitError, _se
 
 __all__ = ["CommunityPlan", "CostLimitError", "community_plan", "eigen_products"]
 
-#: seconds per unit of work, measured on a 2-core AMD EPYC (numba) at n = 20,000 while
-#: the machine ran other work (load about 5); a quieter machine measures a smaller
-#: slowdown (:func:`_measure`), down to 0.1 of these
+#: seconds per unit of work on a 2-core AMD EPYC (numba).  The product's constant was
+#: measured at n = 20,000 under a load average of about 5, the others in one profiled
+#: call at n = 20,000 under a load average of about 8, with the draw constant beside
+#: them: each group is scaled by the speed measured now (:func:`_measure`)
 _SEC_BYTE_COL = 1.75e-9  # packed product: one byte of the upper triangle, one column
 _SEC_PAIR_COL = 2e-9     # sparse (scipy CSR) product: one stored pair, one column, both ways
-_SEC_SPLIT_PAIR = 5e-9   # the finding copy: one public draw and mask bit per vertex pair
-_SEC_COUNT_PAIR = 40e-9  # the held-out pass: one vertex pair, one candidate (counterfactual too)
-_SEC_SIM = 20e-9         # the kNN graph: one cosine similarity and its partial sort
-_SEC_EDGE = 60e-6        # Louvain (networkx) and building its graph: one kNN edge
+_SEC_DRAW = 15e-9        # one public 16-bit draw of the pair split (the numpy reference)
+_SEC_SPLIT_PAIR = 22e-9  # the finding copy: one vertex pair
+_SEC_COUNT_PAIR = 140e-9  # the held-out pass: one vertex pair, one candidate (counterfactual too)
+_SEC_SIM = 65e-9         # the kNN graph: one cosine similarity and its partial sort
+_SEC_EDGE = 210e-6       # Louvain (networkx) and building its graph: one kNN edge
 _BLOCK = 16              # the first eigen block (spectral.eigen_above)
 _CORNER = 16384          # rows of the corner whose product is timed
 
@@ -90,7 +92,8 @@ class CommunityPlan:
         when no structure is possible).
     budget_seconds : float
     slowdown : float
-        Measured over modelled seconds of a product (1 when not measured).
+        Measured over modelled seconds of a product (1 when not measured);
+        the other stages are scaled by the measured speed of numpy work.
     reason : str
         One sentence saying what was decided and why.
     """
@@ -138,15 +141,20 @@ def _corner(adj: Any, n: int) -> tuple[Any, int] | None:
     return None
 
 
-def _measure(adj: Any, n: int) -> float:
-    """Measured over modelled seconds of a product with the corner of the release (>= 0.1).
+def _measure(adj: Any, n: int, split: Any) -> tuple[float, float]:
+    """Measured over modelled seconds now: (a product, the numpy work), each >= 0.1.
 
-    The release's own storage, its first rows and columns (public positions);
-    the product is discarded.  1 when the storage offers no corner.
+    The product is timed on the corner of the release (its own storage, its
+    first rows and columns: public positions; the product is discarded; 1
+    when the storage offers no corner), the numpy work on the draws of the
+    split's first row block (public randomness).
     """
+    t0 = time.perf_counter()
+    split.draws(0)
+    numpy = (time.perf_counter() - t0) / max(min(64, n) * n * _SEC_DRAW, 1e-9)
     corner = _corner(adj, n)
     if corner is None:
-        return 1.0
+        return 1.0, max(0.1, numpy)
     sub, r = corner
     X = np.random.default_rng(0).standard_normal((r, _BLOCK))
     if hasattr(adj, "words") and r > 64:  # load the compiled kernel before timing it
@@ -155,10 +163,10 @@ def _measure(adj: Any, n: int) -> float:
     sub.matmat(X)
     spent = time.perf_counter() - t0
     model = _product_model(sub, r, _BLOCK, 1.0)
-    return max(0.1, spent / max(model, 1e-9))
+    return max(0.1, spent / max(model, 1e-9)), max(0.1, numpy)
 
 
-def community_plan(R: Any, budget_seconds: float, find: float, knn: int, candidates: int = 1,
+def community_plan(R: Any, budget_seconds: float, split: Any, knn: int, candidates: int = 1,
                    calibrate: bool = True) -> CommunityPlan:
     """Predict what :func:`~.community.communities` can resolve and costs, and decide.
 
@@ -168,16 +176,17 @@ def community_plan(R: Any, budget_seconds: float, find: float, knn: int, candida
         An undirected release of at least 3 nodes.
     budget_seconds : float
         Wall-clock seconds the call may take (validated by the caller).
-    find : float
-        Fraction of the pairs in the finding part (1 - holdout - select).
+    split : PairSplit
+        The public split of the pairs (its find fraction; its draws are timed).
     knn : int
         Neighbours per node of the kNN graph.
     candidates : int, default 1
         Candidate partitions scored in the held-out pass (4 for ``"auto"``).
     calibrate : bool, default True
         When the model predicts more than a second, time one product with a
-        corner of the release (at most 16,384 rows) and scale the model by
-        the measured speed: a loaded machine is refused sooner, not late.
+        corner of the release (at most 16,384 rows) and the split's first
+        draws, and scale the model by the measured speeds: a loaded machine
+        is refused sooner, not late.
 
     Returns
     -------
@@ -187,7 +196,8 @@ def community_plan(R: Any, budget_seconds: float, find: float, knn: int, candida
     --------
     >>> import networkx as nx, dpgraph
     >>> R = dpgraph.release(nx.karate_club_graph(), epsilon=0.1, seed=0)
-    >>> community_plan(R, 60.0, 0.85, 10).mode
+    >>> from dpgraph.graph.analytics._pairsplit import PairSplit
+    >>> community_plan(R, 60.0, PairSplit(34, 0.1, 0.05, 0), 10).mode
     'unresolvable'
     """
     n = int(R.number_of_nodes())
@@ -196,11 +206,12 @@ def community_plan(R: Any, budget_seconds: float, find: float, knn: int, candida
     m_hat, m_sd = float(e.value), float(e.std)
     m_hi = min(float(pairs), max(0.0, m_hat + Z_PLAUSIBLE * m_sd))
     rho = float(np.clip(m_hat / pairs, 0.0, 1.0))
+    find = split.find_fraction
     sigma = math.sqrt(n * noise_variance(R.channel, rho, find))
     second = math.sqrt(m_hi)
     adj = R.adjacency
     products = eigen_products() * _product_model(adj, n, _BLOCK, find)
-    detect = products + pairs * _SEC_SPLIT_PAIR
+    split_pass = pairs * _SEC_SPLIT_PAIR
     partition = float(n) * n * _SEC_SIM + n * knn * _SEC_EDGE + pairs * candidates * _SEC_COUNT_PAIR
     slowdown = 1.0
     base = dict(n=n, edges=m_hat, edges_high=m_hi, sigma=sigma, largest_second=second,
@@ -212,10 +223,11 @@ def community_plan(R: Any, budget_seconds: float, find: float, knn: int, candida
                   "computing")
         return CommunityPlan("unresolvable", detect_seconds=0.0, partition_seconds=0.0,
                              slowdown=1.0, reason=reason, **base)
-    if calibrate and detect + partition > CALIBRATE_ABOVE:
-        slowdown = _measure(adj, n)
-    detect *= slowdown
-    partition *= slowdown
+    numpy = 1.0
+    if calibrate and products + split_pass + partition > CALIBRATE_ABOVE:
+        slowdown, numpy = _measure(adj, n, split)
+    detect = products * slowdown + split_pass * numpy
+    partition *= numpy
     total = detect + partition
     stages = (f"about {_secs(total)} predicted: {_secs(detect)} to find the spectrum "
               f"({eigen_products()} products of the release with {_BLOCK} vectors), "
