@@ -26,10 +26,10 @@ product measured now on a corner of the release, and decides, in order:
 3. **Refused** (:class:`~.triangle_planning.CostLimitError`) with the
    predicted seconds of each stage and the argument that allows it.
 
-The prediction can be low: the eigen block may double (more than 12
-eigenvalues above the edge), and the merging products are not counted.
-Measured on a loaded machine (n = 10^4 to 2 x 10^4, dense and sparse) it was
-within a factor of 2.5 of the call's seconds either way.
+The partition stage is counted whenever structure is possible, so a call
+whose spectrum finds none takes less; the prediction can also be low: the
+eigen block may double (more than 12 eigenvalues above the edge), and the
+merging products are not counted (measured: docs/scaling.md, section 8).
 """
 
 from __future__ import annotations
