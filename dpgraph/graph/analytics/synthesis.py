@@ -30,6 +30,10 @@ _PASS_PAIRS = 1 << 21  # vertex pairs per row block of the candidate pass
 _MERGE = 1 << 20  # candidates gathered before they are merged into the running best
 _OWN_Z = 4.0  # a node's own degree estimate overrides its quantile target beyond this many sd
 _CAND_BYTES = 28  # a candidate: row, column (int32), prior (float32), score, tie-break (float64)
+# a pair of a row block that enters the running top-k: the block's prior and mask, its indices
+# (int64), and the scoring temporaries (float64); every pair of the first blocks enters, before
+# the buffer is full (tracemalloc peak: 83 bytes a block pair at 4,000 nodes)
+_BLOCK_PAIR_BYTES = 88
 
 
 @analytic
@@ -171,8 +175,8 @@ def _check_synthesis_fits(R: Any, m_hat: int, budget: int, cap: int) -> None:
     n = R.number_of_nodes()
     graph = networkx_bytes(n, m_hat)
     spectral = _spectral_bytes(R, cap)
-    block = _PASS_PAIRS * 16 + 8 * n * cap
-    cands = _CAND_BYTES * (3 * budget + _PASS_PAIRS) + 64 * m_hat
+    block = _PASS_PAIRS * _BLOCK_PAIR_BYTES + 8 * n * cap
+    cands = _CAND_BYTES * 3 * budget + 64 * m_hat
     need = max(spectral, block + cands) + graph
     parts = (f"the synthetic graph of about {m_hat:,} edges {gib(graph)}, its {budget:,} "
              f"candidate pairs {gib(cands)}, the spectral prior {gib(spectral)}")
