@@ -465,13 +465,10 @@ def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float =
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
     t^_v / w^_v with per-node unbiased triangle and wedge estimates, clipped to
-    [0, 1] when ``proper``; 0 where w^_v < 1 either way (networkx's value for
-    a node with no wedge, and what a ratio over less than one estimated wedge
-    would make arbitrary).  Each coefficient is a ratio of two noisy sums
-    over about n^2/2 and n pairs, so at small epsilon individual values are
-    dominated by noise; use it for distributions only with care.  Every row
-    is counted: over budget, :class:`CostLimitError` is raised (a sample of
-    rows would leave most nodes without a value).
+    [0, 1] when ``proper``; 0 where w^_v < 1 either way (networkx's value for a
+    node with no wedge).  Each is a ratio of two noisy sums over about n^2/2
+    and n pairs: at small epsilon individual values are dominated by noise.
+    Every row is counted: over budget, :class:`CostLimitError` is raised.
 
     Parameters
     ----------
@@ -479,8 +476,7 @@ def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float =
         Undirected release.
     proper : bool, default True
         Clip each ratio to [0, 1]; False returns the raw ratios (negative or
-        above 1 where the noise puts them), as a benchmark that scores the
-        distribution of the values without clipping needs.
+        above 1 where the noise puts them).
     budget_seconds, max_memory
         The triangle pass's budget (see :func:`triangles`).
 
