@@ -221,8 +221,8 @@ def test_synthesis_candidates_are_the_best_pairs(monkeypatch):
     order = np.lexsort((-P32[iu], -S[iu]))  # score, then the raw prior (clipped ties)
     # a budget inside the unclipped priors, and one reaching into the clipped tie at 1e-4
     for k in (2500, int(np.sum(P[iu] > 1e-4)) + 3000):
-        r, c = synthesis._spectral_candidates(R, vecs, vals, k, lo, hi, np.random.default_rng(0),
-                                              False)
+        r, c = synthesis._prior_candidates(R, vecs, vals, k, lo, hi, np.random.default_rng(0),
+                                           False)
         assert r.size == k and np.all(r < c) and len(set(zip(r.tolist(), c.tolist()))) == k
         kth = order[k - 1]
         s_k, p_k = S[iu][kth], P32[iu][kth]
@@ -230,19 +230,6 @@ def test_synthesis_candidates_are_the_best_pairs(monkeypatch):
         beats = (s > s_k + 1e-6) | ((np.abs(s - s_k) <= 1e-6) & (p >= p_k - 1e-6))
         assert beats.all()  # every chosen pair is among the best k by (score, raw prior)
         assert np.all(np.diff(s) <= 1e-6)  # best first
-
-
-def test_synthesis_without_structure_takes_released_pairs_first():
-    R = dpgraph.release(nx.gnp_random_graph(400, 0.02, seed=1), 2.0, seed=2)
-    rng = np.random.default_rng(0)
-    m_rel = R.number_of_released_edges()
-    released = set(zip(*(x.tolist() for x in R.released_edges())))
-    r, c = synthesis._random_candidates(R, m_rel + 500, rng)
-    got = list(zip(r.tolist(), c.tolist()))
-    assert len(set(got)) == len(got) == m_rel + 500 and all(a < b for a, b in got)
-    assert set(got[:m_rel]) == released and not (set(got[m_rel:]) & released)
-    r2, _ = synthesis._random_candidates(R, 100, np.random.default_rng(0))
-    assert r2.size == 100
 
 
 # ----------------------------------------------------------------------------- the report

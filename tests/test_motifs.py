@@ -435,3 +435,18 @@ def test_average_clustering_narrows_on_sparse_zoo_graphs_at_eps_4():
         assert np.mean(new) <= np.mean(old) + 1e-12, name
         if name in ("watts-strogatz", "geometric", "holme-kim"):
             assert np.mean(new) <= 0.75 * np.mean(old), (name, np.mean(new), np.mean(old))
+
+
+def test_local_clustering_raw_ratios_when_not_proper():
+    # proper=False: the raw t^_v / w^_v of the per-node estimates (0 where w^_v < 1), which
+    # at eps = 1 leave [0, 1] for some nodes; proper=True is exactly their clip to [0, 1]
+    R = dpgraph.release(nx.karate_club_graph(), 1.0, seed=3)
+    st = an.triangle_statistics(R, sample=False)
+    w, t = st.node_wedges, st.node_triangles
+    want = np.where(w >= 1.0, t / np.maximum(w, 1.0), 0.0)
+    raw = an.local_clustering(R, proper=False)
+    np.testing.assert_allclose(raw, want, rtol=1e-12, atol=0)
+    assert ((raw < 0) | (raw > 1)).any()  # the benchmark's unclipped values do leave [0, 1]
+    assert np.array_equal(an.local_clustering(R), np.clip(raw, 0.0, 1.0))
+    with pytest.raises(TypeError, match="proper"):
+        an.local_clustering(R, proper="no")

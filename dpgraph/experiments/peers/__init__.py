@@ -13,7 +13,8 @@ measured for eight ways of answering (:data:`METHODS`):
     dpgraph's estimators, unclipped, with their 95% intervals and resolved
     flags (:meth:`PrivateGraph.triangles`, ``transitivity``, ``density``,
     ``degree_assortativity``, ``degree_distribution``, ``communities``, and
-    per-node clustering from :func:`dpgraph.graph.analytics.local_clustering`);
+    per-node clustering from :func:`dpgraph.graph.analytics.local_clustering`,
+    unclipped);
 ``dpgraph-synth``
     Louvain and the other statistics on :meth:`PrivateGraph.synthesize`;
 ``TmF``, ``PrivGraph``, ``DP-1K-HH``, ``DP-1K-CM``, ``LDPGen``

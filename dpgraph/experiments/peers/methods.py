@@ -101,7 +101,7 @@ def _estimates(R: Any, seed: int) -> dict:
     com = R.communities(seed=seed, proper=False)
     out.update(
         degree_hist=np.asarray(R.degree_distribution(), dtype=float),
-        clustering=local_clustering(R),
+        clustering=local_clustering(R, proper=False),  # the raw ratios, unclipped
         partition=com.partition,
         modularity=float(com.modularity.value),  # the held-out estimate, unclipped
         reported_modularity=float(com.modularity.value),

@@ -459,31 +459,49 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     return _planned(est, _with_seed(plan, st))
 
 
-@validate_params(**_BUDGET)
-def local_clustering(R: Release, *, budget_seconds: float = 30.0,
+@validate_params(proper=PROPER, **_BUDGET)
+def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float = 30.0,
                      max_memory: int | None = None) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
     t^_v / w^_v with per-node unbiased triangle and wedge estimates, clipped to
-    [0, 1] (0 where w^_v < 1).  Each coefficient is a ratio of two noisy sums
-    over about n^2/2 and n pairs, so at small epsilon individual values are
-    dominated by noise; use it for distributions only with care.  Every row
-    is counted: over budget, :class:`CostLimitError` is raised (a sample of
-    rows would leave most nodes without a value).
+    [0, 1] when ``proper``; 0 where w^_v < 1 either way (networkx's value for a
+    node with no wedge).  Each is a ratio of two noisy sums over about n^2/2
+    and n pairs: at small epsilon individual values are dominated by noise.
+    Every row is counted: over budget, :class:`CostLimitError` is raised.
+
+    Parameters
+    ----------
+    R : PrivateGraph
+        Undirected release.
+    proper : bool, default True
+        Clip each ratio to [0, 1]; False returns the raw ratios (negative or
+        above 1 where the noise puts them).
+    budget_seconds, max_memory
+        The triangle pass's budget (see :func:`triangles`).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per node, in the release's node order.
 
     Examples
     --------
     >>> import networkx as nx, dpgraph
-    >>> c = local_clustering(dpgraph.release(nx.karate_club_graph(), epsilon=4.0, seed=0))
+    >>> R = dpgraph.release(nx.karate_club_graph(), epsilon=4.0, seed=0)
+    >>> c = local_clustering(R)
     >>> c.shape, bool(((0 <= c) & (c <= 1)).all())
     ((34,), True)
+    >>> raw = local_clustering(R, proper=False)
+    >>> bool((np.clip(raw, 0, 1) == c).all())
+    True
     """
     require_undirected(R, "local clustering")
     plan, counter = _plan(R, budget_seconds, max_memory, False)
     st = _computed(R, plan, counter, None, None)
     w = st.node_wedges
     c = np.where(w >= 1.0, st.node_triangles / np.maximum(w, 1.0), 0.0)
-    return np.clip(c, 0.0, 1.0)
+    return np.clip(c, 0.0, 1.0) if proper else c
 
 
 class _LevelSets:
