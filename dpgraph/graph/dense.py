@@ -56,8 +56,8 @@ def sample_bands(out: np.ndarray, bands: list[tuple[int, int, int]], end_word: i
 
     The bands are grouped, in band order, so that one call ``draw(total)``
     samples at most ``_GROUP_WORDS`` words; its result, shape (..., total),
-    is cut into the group's bands along the last axis, and the leading axes
-    (the value planes of a typed release) go to the leading axes of ``out``.
+    is cut into the group's bands along the last axis; its leading axes (one
+    bit set per tie value, for a typed release) map to those of ``out``.
     This grouping is the seed contract shared by the binary and typed
     releases and the blockwise tiles (``row0`` and ``word0`` place a tile's
     bands in its own array).
