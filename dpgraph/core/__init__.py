@@ -21,6 +21,7 @@ from .estimators import (
     histogram_estimate,
     unbiased_estimate,
 )
+from .laplace import DiscreteLaplace, discrete_laplace
 from .mechanism import MechanismE
 from .pairs import pair_count, pair_from_index, pair_index
 from .probabilities import RRProbabilities, rr_probabilities
@@ -34,6 +35,7 @@ __all__ = [
     "Z95",
     "BoundInterval",
     "Channel",
+    "DiscreteLaplace",
     "CountingQuery",
     "Estimate",
     "FiellerInterval",
@@ -47,6 +49,7 @@ __all__ = [
     "Universe",
     "apply_proper",
     "count_estimate",
+    "discrete_laplace",
     "fieller_interval",
     "histogram_estimate",
     "pair_count",
