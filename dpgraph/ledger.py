@@ -113,6 +113,7 @@ class _Book:
         self.entries: list[LedgerEntry] = []
         self.path: Path | None = None
         self.mutex = threading.Lock()
+        self.pid = os.getpid()  # a copy made by fork() sees another pid
 
 
 _SCOPE = re.compile(r"[a-z0-9][a-z0-9 ._-]{0,199}\Z")
@@ -275,6 +276,9 @@ class PrivacyLedger:
         LedgerFileError
             If the ledger file vanished, was replaced by another ledger, is
             corrupted, or its lock could not be taken.
+        RuntimeError
+            If this ledger has no file and was copied by ``fork()`` into another
+            process (it cannot see its copies' charges).
         """
         return self._charge(epsilon, label)
 
@@ -284,6 +288,14 @@ class PrivacyLedger:
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         book = self._book
+        if book.pid != os.getpid():  # copied into a child by fork()
+            if book.path is None:
+                raise RuntimeError(
+                    "this in-memory ledger was copied into another process by fork(); it "
+                    "cannot see the charges of its copies, so charging it would spend one "
+                    "budget twice. Keep the budget in a file (PrivacyLedger.open(path, ...)), "
+                    "which every process charges under its lock")
+            book.mutex, book.pid = threading.Lock(), os.getpid()  # the parent's threads are gone
         with book.mutex:
             if book.path is None:
                 return self._charge_locked(epsilon, label)
