@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_regular_file", "remove_leftovers", "write_atomic"]
+__all__ = ["check_regular_file", "refuse_overwrite", "remove_leftovers", "same_file",
+           "write_atomic"]
 
 
 def check_regular_file(path: Any, what: str, *, error: type[Exception] = ValueError,
@@ -48,6 +49,65 @@ def check_regular_file(path: Any, what: str, *, error: type[Exception] = ValueEr
         raise error(f"{what} has {st.st_nlink} hard links; it must have one name (a replace "
                     "would leave the other names with the old contents). Remove the other links")
     return st
+
+
+def same_file(a: Any, b: Any) -> bool:
+    """Whether two names reach one file, existing or still to be created.
+
+    Their resolved paths (symbolic links followed, even dangling ones) are
+    equal, or both exist and are the same file on disk (device and inode: a
+    hard link, a bind mount, a case-insensitive file system).
+    """
+    try:
+        if os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b)):
+            return True
+        return os.path.samefile(a, b)
+    except (OSError, TypeError, ValueError):  # one does not exist (or is not a path)
+        return False
+
+
+def lock_path(path: Any) -> str:
+    """The lock file of the privacy ledger at ``path``: ``<resolved path>.lock``."""
+    return os.path.realpath(path) + ".lock"
+
+
+#: the start of every privacy-ledger file (its JSON's first field)
+_LEDGER_MAGIC = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"dpgraph-privacy-ledger"')
+
+
+def _holds_ledger(path: Any) -> bool:
+    """Whether the regular file at ``path`` is a dpgraph privacy ledger (by its first bytes)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as fh:
+            return _LEDGER_MAGIC.match(fh.read(256)) is not None
+    except OSError:
+        return False
+
+
+def refuse_overwrite(path: Any, what: str, protected: Iterable[tuple[str, Any]] = (), *,
+                     ledger: Any = None, error: type[Exception] = ValueError) -> None:
+    """Refuse an output that is, or will be, a file the same job reads or keeps.
+
+    ``protected`` holds ``(description, path)`` pairs (an input, a key file);
+    ``ledger`` is the privacy ledger the job charges, whose lock file is
+    protected too; any existing privacy ledger is never overwritten (that
+    would erase the record of the budget it spent).  Compared by resolved
+    path and, for existing files, by device and inode (see :func:`same_file`),
+    so a symbolic or hard link is caught, and a ledger that does not exist
+    yet is caught too.  Call it before anything is charged.
+    """
+    pairs = [(d, p) for d, p in protected if p is not None and "://" not in str(p)]
+    if ledger is not None and "://" not in str(ledger):
+        pairs += [("the privacy ledger", ledger), ("the privacy ledger's lock", lock_path(ledger))]
+    for description, other in pairs:
+        if same_file(path, other):
+            raise error(f"{what} is also {description}; refusing to overwrite it. "
+                        "Give the output another name")
+    if _holds_ledger(path):
+        raise error(f"{what} holds a privacy ledger; refusing to overwrite it (that would erase "
+                    "the record of the budget it spent). Give the output another name")
 
 
 def _tmp_prefix(path: Path) -> str:

@@ -8,7 +8,8 @@ Two ways to use it:
 
 * the checkers (:func:`check_epsilon`, :func:`check_positive_int`,
   :func:`check_probability`, :func:`check_level`, :func:`check_regular_file`
-  for a path about to be opened; :func:`write_atomic` for one about to be written) take the raw argument,
+  for a path about to be opened; :func:`write_atomic` for one about to be written,
+  :func:`refuse_overwrite` before it is) take the raw argument,
   check its type and range *before* converting it, and return the converted
   value;
 * :func:`validate_params` declares the constraints of a public function next
@@ -33,7 +34,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ._files import check_regular_file, write_atomic
+from ._files import check_regular_file, refuse_overwrite, write_atomic
 from ._reals import as_float as _as_float
 from ._reals import float_at_most as _float_at_most
 
@@ -55,6 +56,7 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_regular_file",
+    "refuse_overwrite",
     "validate_params",
     "write_atomic",
 ]

@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import pickle
 import warnings
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -196,3 +197,94 @@ def test_in_memory_ledger_copied_by_fork_refuses_to_charge_in_the_child(tmp_path
     out = _in_children(lambda: F.charge(0.75).epsilon)
     assert sorted(s for s, _ in out) == ["error", "ok"]  # the second child sees the first
     assert F.spent == 0.75
+
+
+# --------------------------------------------------------------------------- 2. outputs
+def _cli(args: list[str], capsys) -> tuple[int, str]:
+    from dpgraph.cli import main
+
+    code = main([str(a) for a in args])
+    return code, capsys.readouterr().err
+
+
+def _edges(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("0 1\n1 2\n2 3\n")
+    return path
+
+
+def test_cli_release_refuses_an_output_that_will_be_its_own_new_ledger(tmp_path, capsys):
+    """SECURITY.md, outputs never overwrite what a job keeps: -o FILE --ledger FILE for a new
+    ledger is refused before the ledger is created or charged."""
+    g, out = _edges(tmp_path), tmp_path / "b.json"
+    code, err = _cli(["release", g, "-e", "1", "--nodes", "10", "-o", out, "--ledger", out,
+                      "--budget", "1"], capsys)
+    assert code == 2 and "privacy ledger" in err and "-o" in err
+    assert not out.exists()
+    link = tmp_path / "link.json"  # a symbolic link to where the new ledger will be
+    link.symlink_to(tmp_path / "new.json")
+    code, err = _cli(["release", g, "-e", "1", "--nodes", "10", "-o", link,
+                      "--ledger", tmp_path / "new.json", "--budget", "1"], capsys)
+    assert code == 2 and "privacy ledger" in err
+    assert not (tmp_path / "new.json").exists()
+
+
+def test_cli_release_refuses_to_overwrite_an_existing_ledger_or_its_lock(tmp_path, capsys):
+    """SECURITY.md, outputs never overwrite what a job keeps: an existing ledger, reached by its
+    name, a symbolic link or as the lock file, is refused even with --force, before any
+    charge; any other privacy ledger is never overwritten by a release either."""
+    g, ledger = _edges(tmp_path), tmp_path / "budget.json"
+    L = dpgraph.PrivacyLedger.open(ledger, total_epsilon=1.0)
+    before = ledger.read_bytes()
+    link = tmp_path / "alias.json"
+    link.symlink_to(ledger)
+    for out in (ledger, link, tmp_path / "budget.json.lock"):
+        code, err = _cli(["release", g, "-e", "0.5", "--nodes", "10", "-o", out, "--force",
+                          "--ledger", ledger], capsys)
+        assert code == 2 and "privacy ledger" in err and "refusing to overwrite" in err
+    other = tmp_path / "other.json"
+    dpgraph.PrivacyLedger.open(other, total_epsilon=3.0)
+    code, err = _cli(["release", g, "-e", "0.5", "--nodes", "10", "-o", other, "--force"], capsys)
+    assert code == 2 and "holds a privacy ledger" in err
+    assert ledger.read_bytes() == before and L.spent == 0
+    assert dpgraph.PrivacyLedger.load(other).total_epsilon == 3.0
+
+
+def test_cli_release_refuses_an_output_that_is_its_key_or_an_input(tmp_path, capsys):
+    """SECURITY.md, outputs never overwrite what a job keeps: the signing key file, the edge
+    list and the @nodes file (by name, symbolic or hard link) are refused before any charge."""
+    g, ledger = _edges(tmp_path), tmp_path / "budget.json"
+    assert _cli(["keygen", tmp_path / "curator"], capsys)[0] == 0
+    key = tmp_path / "curator.key"
+    key_bytes = key.read_bytes()
+    ids = tmp_path / "ids.txt"
+    ids.write_text("0\n1\n2\n3\n")
+    hard = tmp_path / "hard.txt"
+    os.link(g, hard)
+    cases = [(key, "--signing-key"), (g, "EDGELIST"), (hard, "EDGELIST"), (ids, "--nodes")]
+    for out, named in cases:
+        code, err = _cli(["release", g, "-e", "0.5", "--nodes", f"@{ids}", "-o", out, "--force",
+                          "--signing-key", key, "--ledger", ledger, "--budget", "2"], capsys)
+        assert code == 2 and named in err and "refusing to overwrite" in err
+    assert key.read_bytes() == key_bytes and not ledger.exists()
+
+
+def test_save_refuses_to_overwrite_a_ledger_or_its_own_key_file(tmp_path):
+    """SECURITY.md, outputs never overwrite what a job keeps: PrivateGraph.save never replaces
+    a privacy ledger, nor the key file it signs with."""
+    from dpgraph.graph.signing import write_key_files
+
+    R = dpgraph.release(nx.path_graph(6), 1.0, seed=0)
+    ledger = tmp_path / "budget.json"
+    dpgraph.PrivacyLedger.open(ledger, total_epsilon=1.0).charge(0.5)
+    before = ledger.read_bytes()
+    with pytest.raises(ValueError, match="holds a privacy ledger"):
+        R.save(ledger)
+    assert ledger.read_bytes() == before
+    secret, _ = write_key_files(str(tmp_path / "curator"))
+    key_bytes = Path(secret).read_bytes()
+    for key in (secret, tmp_path / "curator.key"):
+        with pytest.raises(ValueError, match="signing_key file"):
+            R.save(key, signing_key=key)
+    assert Path(secret).read_bytes() == key_bytes
+    R.save(tmp_path / "r.dpg", signing_key=secret)  # an ordinary save still works

@@ -53,7 +53,7 @@ from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from .._files import check_regular_file, remove_leftovers, write_atomic
+from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
 from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import (
     header_tie_values,
@@ -258,6 +258,8 @@ class IOMixin:
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
         if path.is_dir():
             raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
+        key_file = signing_key if isinstance(signing_key, (str, os.PathLike)) else None
+        refuse_overwrite(path, f"cannot save to {path}: it", [("the signing_key file", key_file)])
         remove_leftovers(path)
 
         def parts() -> Iterator[Any]:
