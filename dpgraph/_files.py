@@ -12,12 +12,11 @@ import os
 import re
 import stat
 import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_regular_file", "refuse_overwrite", "remove_leftovers", "same_file",
+__all__ = ["LEDGER_FORMAT", "check_regular_file", "refuse_overwrite", "remove_leftovers", "same_file",
            "write_atomic"]
 
 
@@ -71,17 +70,19 @@ def lock_path(path: Any) -> str:
     return os.path.realpath(path) + ".lock"
 
 
-#: the start of every privacy-ledger file (its JSON's first field)
-_LEDGER_MAGIC = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"dpgraph-privacy-ledger"')
+#: the ``format`` field of a privacy-ledger file (named here, beneath the ledger, so that no
+#: output is ever written over a ledger)
+LEDGER_FORMAT = "dpgraph-privacy-ledger"
+_LEDGER_START = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"' + LEDGER_FORMAT.encode() + rb'"')
 
 
 def _holds_ledger(path: Any) -> bool:
-    """Whether the regular file at ``path`` is a dpgraph privacy ledger (by its first bytes)."""
+    """Whether the regular file at ``path`` is a dpgraph privacy ledger (by its first field)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False
         with open(path, "rb") as fh:
-            return _LEDGER_MAGIC.match(fh.read(256)) is not None
+            return _LEDGER_START.match(fh.read(256)) is not None
     except OSError:
         return False
 
@@ -146,19 +147,20 @@ def write_atomic(path: str | os.PathLike, parts: Iterable[Any], *, fsync: bool =
             os.unlink(tmp)
 
 
-#: the temporary files of earlier dpgraph versions: ``.dpgraph-`` and mkstemp's 8 characters
-_OLD_STYLE = re.compile(r"\.dpgraph-[a-z0-9_]{8}")
-#: an old-style file unmodified this long (seconds) is a killed write's, not a running one's
-_OLD_STYLE_AGE = 3600
+#: a temporary file of write_atomic: the target's name, the writer's pid, mkstemp's 8 characters
+_TMP_SUFFIX = re.compile(r"(\d+)-[a-z0-9_]{8}")
 
 
-def remove_leftovers(path: str | os.PathLike) -> None:
-    """Remove the temporary files of killed writes of ``path`` (see :func:`write_atomic`).
+def remove_leftovers(path: str | os.PathLike, magic: bytes) -> None:
+    """Remove the temporary files that killed writes of ``path`` left behind.
 
-    One whose process still runs (a concurrent write) is left alone.  Earlier
-    versions named a temporary file ``.dpgraph-XXXXXXXX``, without the process
-    or the target: such a file in the same folder is removed once it has not
-    been modified for an hour (a write proceeds without pause).
+    Only what dpgraph itself wrote is ever deleted: a regular file named
+    exactly as :func:`write_atomic` names the temporaries of ``path``
+    (``.NAME.dpgraph-tmp-PID-XXXXXXXX``), whose process is gone (one whose
+    process still runs is a concurrent write, left alone), and whose content
+    starts with ``magic``, the first bytes of everything the caller writes
+    (or is a prefix of them: a write killed before its first bytes leaves an
+    empty file).  Any other file, whatever its name or age, is left alone.
     """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
@@ -168,23 +170,31 @@ def remove_leftovers(path: str | os.PathLike) -> None:
     except OSError:
         return
     for f in names:
-        if f.startswith(prefix):
-            pid = f[len(prefix):].split("-", 1)[0]
-            if not pid.isdigit() or _alive(int(pid)):
-                continue
-        elif _OLD_STYLE.fullmatch(f):
-            try:
-                st = os.lstat(folder / f)
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < _OLD_STYLE_AGE:
-                continue
-        else:
+        match = _TMP_SUFFIX.fullmatch(f[len(prefix):]) if f.startswith(prefix) else None
+        if match is None or _alive(int(match.group(1))) or not _starts_with(folder / f, magic):
             continue
         try:
             os.unlink(folder / f)
         except OSError:
             pass
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    """Whether ``path`` is a regular file (not a link) whose content starts with ``magic``, or
+    is a prefix of it (a write cut short)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, len(magic))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return magic.startswith(head)
 
 
 def _alive(pid: int) -> bool:

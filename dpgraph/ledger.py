@@ -78,13 +78,13 @@ from typing import Any
 import filelock
 
 from . import _safejson
-from ._files import check_regular_file, remove_leftovers, write_atomic
+from ._files import LEDGER_FORMAT, check_regular_file, remove_leftovers, write_atomic
 from .exceptions import BudgetExceededError, LedgerFileError, NewScopeWarning
 from .validation import Constraint, Epsilon, Optional, check_epsilon, validate_params
 
 __all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
 
-FORMAT = "dpgraph-privacy-ledger"
+FORMAT = LEDGER_FORMAT
 VERSION = 2
 DEFAULT_SCOPE = "default"
 #: Budgets split in decimal steps (10 x 0.1 = 1.0) are not exact in binary
@@ -363,7 +363,7 @@ class PrivacyLedger:
         path = _check_path(path)
         book = self._book
         with book.mutex, _file_lock(path):
-            remove_leftovers(path)
+            remove_leftovers(path, _FILE_START)
             if path.exists():
                 other = PrivacyLedger._from_dict(_read_doc(path), str(path))
                 if other.id != book.id:
@@ -394,7 +394,7 @@ class PrivacyLedger:
         """
         path = _check_path(path)
         with _file_lock(path):
-            remove_leftovers(path)
+            remove_leftovers(path, _FILE_START)
             ledger = cls._from_dict(_read_doc(path), str(path))
         ledger._book.path = path
         return ledger.with_scope(scope)
@@ -426,7 +426,7 @@ class PrivacyLedger:
         """
         path = _check_path(path)
         with _file_lock(path):
-            remove_leftovers(path)
+            remove_leftovers(path, _FILE_START)
             if path.exists():
                 ledger = cls._from_dict(_read_doc(path), str(path))
                 if total_epsilon is not None and total_epsilon != ledger.total_epsilon:
@@ -568,6 +568,11 @@ def _check_file(path: Path, name: str | None = None) -> None:
     name = str(path) if name is None else name
     check_regular_file(path, f"path {name!r}", error=LedgerFileError, missing=None,
                        single_name=True)
+
+
+#: how every ledger file starts (the first field of the JSON _write_atomic writes): the magic
+#: by which a killed write's temporary file is known to be dpgraph's
+_FILE_START = b'{\n "format": "' + FORMAT.encode() + b'"'
 
 
 def _write_atomic(path: Path, doc: dict) -> None:

@@ -288,3 +288,61 @@ def test_save_refuses_to_overwrite_a_ledger_or_its_own_key_file(tmp_path):
             R.save(key, signing_key=key)
     assert Path(secret).read_bytes() == key_bytes
     R.save(tmp_path / "r.dpg", signing_key=secret)  # an ordinary save still works
+
+
+# --------------------------------------------------------------------------- 4. temporaries
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+
+
+def test_save_and_ledger_writes_never_delete_a_users_files(tmp_path):
+    """SECURITY.md, temporaries: only what dpgraph wrote is deleted.  A user's
+    `.dpgraph-settings` (an hour old, the name of earlier temporaries), a file named like a
+    temporary of ours but holding the user's content, and a symbolic link named like one all
+    survive a save and every ledger write."""
+    dead = _dead_pid()
+    users = {
+        ".dpgraph-settings": b"theme = dark\n",
+        ".dpgraph-profile1": b"\x89DPGRAPH a copy the user keeps",
+        f".r.dpg.dpgraph-tmp-{dead}-abcd1234": b"the user's notes",
+        f".budget.json.dpgraph-tmp-{dead}-abcd1234": b'{"mine": true}',
+    }
+    for name, content in users.items():
+        (tmp_path / name).write_bytes(content)
+        hours_ago = os.stat(tmp_path / name).st_mtime - 2 * 3600
+        os.utime(tmp_path / name, (hours_ago, hours_ago))
+    target = tmp_path / "precious.txt"
+    target.write_bytes(b"keep me")
+    (tmp_path / f".r.dpg.dpgraph-tmp-{dead}-linklink").symlink_to(target)
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    R.save(tmp_path / "r.dpg")
+    L = dpgraph.PrivacyLedger.open(tmp_path / "budget.json", total_epsilon=2.0)
+    L.charge(0.5)
+    L.save(tmp_path / "budget.json")
+    dpgraph.PrivacyLedger.load(tmp_path / "budget.json")
+    for name, content in users.items():
+        assert (tmp_path / name).read_bytes() == content, name
+    assert (tmp_path / f".r.dpg.dpgraph-tmp-{dead}-linklink").is_symlink()
+    assert target.read_bytes() == b"keep me"
+
+
+def test_a_killed_writes_temporaries_are_still_removed(tmp_path):
+    """SECURITY.md, temporaries: a temporary of a killed save or ledger write (dpgraph's name,
+    a process that is gone, dpgraph's magic or a write cut before its first byte) is
+    removed; one of a running process is kept."""
+    dead = _dead_pid()
+    ours = [f".r.dpg.dpgraph-tmp-{dead}-abcd1234", f".r.dpg.dpgraph-tmp-{dead}-empty000",
+            f".budget.json.dpgraph-tmp-{dead}-abcd1234"]
+    (tmp_path / ours[0]).write_bytes(b"\x89DPGRAPH\x01\x00")
+    (tmp_path / ours[1]).write_bytes(b"")
+    (tmp_path / ours[2]).write_bytes(b'{\n "format": "dpgraph-privacy-ledger",\n "vers')
+    running = tmp_path / f".r.dpg.dpgraph-tmp-{os.getpid()}-abcd1234"
+    running.write_bytes(b"\x89DPGRAPH")
+    dpgraph.release(nx.path_graph(5), 1.0, seed=0).save(tmp_path / "r.dpg")
+    dpgraph.PrivacyLedger.open(tmp_path / "budget.json", total_epsilon=1.0)
+    assert not any((tmp_path / name).exists() for name in ours)
+    assert running.exists()

@@ -260,7 +260,7 @@ class IOMixin:
             raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
         key_file = signing_key if isinstance(signing_key, (str, os.PathLike)) else None
         refuse_overwrite(path, f"cannot save to {path}: it", [("the signing_key file", key_file)])
-        remove_leftovers(path)
+        remove_leftovers(path, MAGIC)
 
         def parts() -> Iterator[Any]:
             for part in (prefix, head, memoryview(payload).cast("B")):
