@@ -346,3 +346,45 @@ def test_a_killed_writes_temporaries_are_still_removed(tmp_path):
     dpgraph.PrivacyLedger.open(tmp_path / "budget.json", total_epsilon=1.0)
     assert not any((tmp_path / name).exists() for name in ours)
     assert running.exists()
+
+
+# --------------------------------------------------------------------------- 5b. store lock
+def test_a_second_blockwise_writer_through_a_symlink_is_refused_before_its_charge(tmp_path):
+    """SECURITY.md, one writer per store: the lock is taken on the store's resolved path, so a
+    writer reaching a store being written through a symbolic link fails with StoreBusyError
+    before its ledger is charged."""
+    pytest.importorskip("zarr")
+    from filelock import FileLock
+
+    from dpgraph.graph.blockwise import StoreBusyError, release_blockwise
+
+    real = tmp_path / "real.zarr"
+    release_blockwise(nx.path_graph(80), 1.0, real, tile=(64, 64))
+    link = tmp_path / "link.zarr"
+    link.symlink_to(real)
+    L = dpgraph.PrivacyLedger.open(tmp_path / "budget.json", total_epsilon=5.0)
+    held = FileLock(str(real) + ".lock", timeout=0)  # the first writer, still writing
+    held.acquire()
+    try:
+        with pytest.raises(StoreBusyError, match="another process"):
+            release_blockwise(nx.path_graph(80), 1.0, link, tile=(64, 64), overwrite=True,
+                              ledger=L)
+    finally:
+        held.release()
+    assert L.spent == 0
+    release_blockwise(nx.path_graph(80), 1.0, link, tile=(64, 64), overwrite=True, ledger=L)
+    assert L.spent == 1.0  # once the first writer is done, the link writes and is charged
+
+
+def test_a_blockwise_store_or_its_lock_cannot_be_the_ledger(tmp_path):
+    """SECURITY.md, one writer per store: a store whose path or lock file is the ledger it
+    charges (or the ledger's lock) is refused before the charge."""
+    pytest.importorskip("zarr")
+    from dpgraph.graph.blockwise import release_blockwise
+
+    L = dpgraph.PrivacyLedger.open(tmp_path / "x.lock", total_epsilon=5.0)
+    before = (tmp_path / "x.lock").read_bytes()
+    for store in (tmp_path / "x", tmp_path / "x.lock.lock"):
+        with pytest.raises(ValueError, match="privacy ledger"):
+            release_blockwise(nx.path_graph(80), 1.0, store, tile=(64, 64), ledger=L)
+    assert L.spent == 0 and (tmp_path / "x.lock").read_bytes() == before
