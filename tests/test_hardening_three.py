@@ -388,3 +388,53 @@ def test_a_blockwise_store_or_its_lock_cannot_be_the_ledger(tmp_path):
         with pytest.raises(ValueError, match="privacy ledger"):
             release_blockwise(nx.path_graph(80), 1.0, store, tile=(64, 64), ledger=L)
     assert L.spent == 0 and (tmp_path / "x.lock").read_bytes() == before
+
+
+# --------------------------------------------------------------------------- 10. warnings
+def _seeded_paths():
+    from dpgraph.core import MechanismE, Universe
+
+    G = nx.path_graph(8)
+    T = nx.Graph([(0, 1, {"sign": "+"}), (1, 2, {"sign": "-"}), (2, 3, {"sign": "+"})])
+    M = MechanismE(Universe([1, 2, 3]), 1.0)
+    return {
+        "dpgraph.release": lambda: dpgraph.release(G, 1.0, seed=0),
+        "sparse": lambda: dpgraph.release(G, 1.0, seed=0, keep=0.5),
+        "typed": lambda: dpgraph.release(T, 1.0, seed=0, edge_attr="sign", values=["+", "-"]),
+        "sparse typed": lambda: dpgraph.release(T, 1.0, seed=0, edge_attr="sign",
+                                                values=["+", "-"], keep=0.5),
+        "MechanismE.release": lambda: M.release([1, 2, 3, 3], seed=0),
+        "dpgraph.graph.release": lambda: dpgraph.graph.release(G, 1.0, seed=0),
+    }
+
+
+@pytest.mark.parametrize("path", list(_seeded_paths()))
+def test_seeded_release_warning_names_the_callers_line(path):
+    """SECURITY.md, seeds: SeededReleaseWarning points at the user's line (this file), for
+    every public release path, so a filter by module matches it."""
+    call = _seeded_paths()[path]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    seeded = [w for w in caught if issubclass(w.category, dpgraph.SeededReleaseWarning)]
+    assert len(seeded) == 1
+    assert os.path.samefile(seeded[0].filename, __file__), seeded[0].filename
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("error", category=dpgraph.SeededReleaseWarning,
+                                module=__name__.replace(".", r"\.") + r"\Z")
+        with pytest.raises(dpgraph.SeededReleaseWarning):
+            call()
+
+
+def test_seeded_release_warning_is_shown_once_per_call_site():
+    """SECURITY.md, seeds: under the default once-per-location action, two call sites give two
+    warnings (a location inside dpgraph would show one for all call sites)."""
+    G = nx.path_graph(5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            dpgraph.release(G, 1.0, seed=0)  # first call site, twice: shown once
+        dpgraph.release(G, 1.0, seed=1)  # second call site
+    lines = [w.lineno for w in caught if issubclass(w.category, dpgraph.SeededReleaseWarning)]
+    assert len(lines) == 2 and lines[0] != lines[1]

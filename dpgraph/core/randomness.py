@@ -51,6 +51,7 @@ import numbers
 import os
 import random
 import struct
+import sys
 import warnings
 from typing import Any, Union
 
@@ -65,6 +66,7 @@ __all__ = [
     "SeedLike",
     "SeededRandom",
     "resolve_random",
+    "user_stacklevel",
     "warn_if_seeded",
 ]
 
@@ -368,15 +370,36 @@ def resolve_random(seed: Any = None) -> RandomSource:
     )
 
 
-def warn_if_seeded(source: RandomSource, stacklevel: int = 3) -> None:
+def warn_if_seeded(source: RandomSource) -> None:
     """Warn (SeededReleaseWarning) when a release draws from a predictable stream.
 
-    ``stacklevel`` 3 points at the caller of the public release function.
+    The warning names the user's line that called the public release function
+    (:func:`user_stacklevel`), so ``warnings.filterwarnings(module=...)`` and
+    the once-per-location default see each call site.
     """
     if not source.secure:
         warnings.warn(
             "a seeded release is reproducible and predictable: use it for tests and "
             "experiments only; publish releases made with seed=None",
             SeededReleaseWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` at which a ``warnings.warn`` made by the caller of this function
+    names the first frame outside dpgraph: the user's line.
+
+    Computed by walking the stack, so it stays right whatever lies between
+    (``validate_params`` wrappers, the release transaction, a typed or
+    blockwise path); a frame belongs to dpgraph when its module is
+    ``dpgraph`` or ``dpgraph.*``.
+    """
+    level, frame = 1, sys._getframe(1)  # level 1 is the function that will call warn
+    while frame is not None and _in_dpgraph(frame.f_globals.get("__name__")):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _in_dpgraph(module: Any) -> bool:
+    return isinstance(module, str) and (module == "dpgraph" or module.startswith("dpgraph."))

@@ -331,7 +331,7 @@ def release_blockwise(
             nonce = _resumable_nonce(old, loc, key, data, rr, (tr, tc))
         else:
             # every check that can fail is above: charge the ledger, then sample
-            source = tx.commit(label="blockwise release", stacklevel=4)  # past validate_params
+            source = tx.commit(label="blockwise release")
             key = key if key is not None else source.uint64(4).tobytes()
             nonce = new_nonce()
             _create_store(loc, plan, data, rr, key, nonce, (tr, tc))
