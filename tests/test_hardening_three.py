@@ -438,3 +438,51 @@ def test_seeded_release_warning_is_shown_once_per_call_site():
         dpgraph.release(G, 1.0, seed=1)  # second call site
     lines = [w.lineno for w in caught if issubclass(w.category, dpgraph.SeededReleaseWarning)]
     assert len(lines) == 2 and lines[0] != lines[1]
+
+
+# --------------------------------------------------------------------------- 11. messages
+def test_a_folder_as_a_key_file_names_the_argument_and_the_folder(tmp_path, capsys):
+    """SECURITY.md, messages: a folder given as a key file is refused naming the argument and
+    the path (not a file descriptor), from Python and from the command line."""
+    folder = tmp_path / "keys"
+    folder.mkdir()
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    with pytest.raises(ValueError, match=r"signing_key: '.*keys' is a directory"):
+        R.save(tmp_path / "r.dpg", signing_key=folder)
+    R.save(tmp_path / "r.dpg")
+    with pytest.raises(ValueError, match=r"verify_key: '.*keys' is a directory"):
+        dpgraph.load(tmp_path / "r.dpg", verify_key=str(folder))
+    g = _edges(tmp_path)
+    for args in (["release", g, "-e", "1", "--nodes", "5", "-o", tmp_path / "s.dpg",
+                  "--signing-key", folder],
+                 ["cut", tmp_path / "r.dpg", "--S", "1", "--verify-key", folder]):
+        code, err = _cli(args, capsys)
+        flag = args[-2]
+        assert code == 2 and f"{flag}: '{folder}' is a directory" in err, err
+        assert err.count("\n") == 1 and "3:" not in err
+    assert not (tmp_path / "s.dpg").exists()
+
+
+def _with_header(path, **fields):
+    import hashlib
+    import json
+
+    data = path.read_bytes()
+    hlen = int.from_bytes(data[12:20], "little")
+    header = {**json.loads(data[20 : 20 + hlen]), **fields}
+    head = json.dumps(header, separators=(",", ":")).encode()
+    body = data[:12] + len(head).to_bytes(8, "little") + head + data[20 + hlen : len(data) - 32]
+    path.write_bytes(body + hashlib.sha256(body).digest())
+
+
+@pytest.mark.parametrize("numerator", ["\u00b2", "1\u00b9", "\u0661\u0662", "12 ", 7])
+def test_a_non_decimal_flip_numerator_names_the_file_and_the_field(tmp_path, capsys, numerator):
+    """SECURITY.md, messages: a .dpg whose flip_numerator is a superscript digit, another
+    script's digits, padded or not a string is refused naming the file and the field."""
+    path = tmp_path / "r.dpg"
+    dpgraph.release(nx.path_graph(5), 1.0, seed=0).save(path)
+    _with_header(path, flip_numerator=numerator)
+    with pytest.raises(ValueError, match=r"r\.dpg: header field flip_numerator must be"):
+        dpgraph.load(path)
+    code, err = _cli(["cut", path, "--S", "1"], capsys)
+    assert code == 2 and "r.dpg: header field flip_numerator" in err and err.count("\n") == 1
