@@ -9,6 +9,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import signal
 import warnings
 from pathlib import Path
 
@@ -33,6 +34,7 @@ def _in_children(task, count: int = 2) -> list:
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
         if pid == 0:  # the child: never return into pytest
+            signal.alarm(120)  # a child that hangs dies (SIGALRM), and the parent's test fails
             code = 0
             try:
                 try:
