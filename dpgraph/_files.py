@@ -1,5 +1,6 @@
 """Files read and written safely: one check of "a regular file", one atomic write, one
-cleanup of what a killed write left behind.
+cleanup of what a killed write left behind, one refusal of an output that would overwrite
+what a job keeps (its ledger, its key, its input).
 
 Used by the release files (``graph/io.py``), the privacy ledger, the edge-list
 reader and the command line's node files.  Messages name the path as the
@@ -16,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LEDGER_FORMAT", "check_regular_file", "refuse_overwrite", "remove_leftovers", "same_file",
-           "write_atomic"]
+__all__ = ["LEDGER_FORMAT", "check_regular_file", "refuse_overwrite", "remove_leftovers",
+           "same_file", "write_atomic"]
 
 
 def check_regular_file(path: Any, what: str, *, error: type[Exception] = ValueError,
@@ -183,7 +184,8 @@ def _starts_with(path: Path, magic: bytes) -> bool:
     """Whether ``path`` is a regular file (not a link) whose content starts with ``magic``, or
     is a prefix of it (a write cut short)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(path, flags)
     except OSError:
         return False
     try:
