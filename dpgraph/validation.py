@@ -8,8 +8,7 @@ Two ways to use it:
 
 * the checkers (:func:`check_epsilon`, :func:`check_positive_int`,
   :func:`check_probability`, :func:`check_level`, :func:`check_regular_file`
-  for a path about to be opened; :func:`write_atomic` for one about to be written,
-  :func:`refuse_overwrite` before it is) take the raw argument,
+  for a path about to be opened; :func:`write_atomic` for one about to be written) take the raw argument,
   check its type and range *before* converting it, and return the converted
   value;
 * :func:`validate_params` declares the constraints of a public function next
