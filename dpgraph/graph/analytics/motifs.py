@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
 
 from ...core.estimate import Z95, BoundInterval, Estimate
 from ...validation import Boolean, Integer, Interval, Optional, validate_params
@@ -33,7 +32,7 @@ from ..answers import (
     require_undirected,
 )
 from ..protocol import Release
-from ._clustering import ClusteringSets
+from ._clustering import ClusteringSets, LevelSets
 from ._shared import _cache, _entry_map
 from ._triangle_terms import Constants, row_sums
 from .triangle_counting import REDUCTIONS, TriangleCounter
@@ -515,22 +514,6 @@ def local_clustering(R: Release, proper: bool = True, *, max_seconds: float | No
     return np.clip(c, 0.0, 1.0) if proper else c
 
 
-class _LevelSets:
-    """The interval rule of :func:`average_clustering`: the sets at the level of ``z`` (cached)."""
-
-    def __init__(self, sets: ClusteringSets) -> None:
-        self.sets = sets
-        self.done: dict = {}
-
-    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
-        level = float(2 * ndtr(z) - 1)
-        key = round(level, 12)
-        if key not in self.done:
-            self.done[key] = self.sets.interval(level)
-        lo, hi = self.done[key]
-        return float(np.clip(lo, low, high)), float(np.clip(hi, low, high))
-
-
 @analytic
 @validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET)
 def average_clustering(R: Release, proper: bool = True, progress: bool | None = None, *,
@@ -603,7 +586,7 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
         counter = TriangleCounter(R)
         cache["clustering"] = ClusteringSets(R, st, cache["tri-red"], counter)
         counter.release_inputs()
-    rule = _LevelSets(cache["clustering"])
+    rule = LevelSets(cache["clustering"])
     lo, hi = rule(Z95, 0.0, 1.0)
     mid = 0.5 * (lo + hi)  # of a set the statistic is only known to lie in, the minimax point
     return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(0.0, 1.0), exact_std=False,
