@@ -12,6 +12,7 @@ allocate.  No test here times anything.
 
 from __future__ import annotations
 
+import re
 import time
 
 import networkx as nx
@@ -156,6 +157,20 @@ def test_a_triangle_pass_past_max_seconds_stops_names_the_fix_and_keeps_nothing(
     assert "tri" not in _cache(R) and "tri-red" not in _cache(R)
     assert R.triangles(max_seconds=limit).plan.mode == "full"  # the clock back: it completes
     assert "tri" in _cache(R)
+
+
+def test_a_refusal_names_only_the_limit_exceeded_and_its_fix(monkeypatch):
+    R = dpgraph.release(nx.powerlaw_cluster_graph(3000, 5, 0.5, seed=1), 5.0, seed=3)
+    full = triangle_plan(R).full
+    slow = triangle_plan(R, full.seconds / 1e4, sample=False).reason
+    assert re.search(r"it exceeds max_seconds=[\d.e-]+, and could resolve", slow)
+    assert re.search(r"refused \(pass sample=True, or max_seconds=\d+ or more\)$", slow)
+    big = triangle_plan(R, max_memory=full.bytes // 4, sample=False).reason
+    assert re.search(r"it exceeds max_memory=[\d.]+ (MiB|GiB), and", big)
+    assert big.endswith("refused (pass sample=True, or a larger max_memory)")
+    both = triangle_plan(R, full.seconds / 1e4, max_memory=full.bytes // 4, sample=False).reason
+    assert "it exceeds max_seconds=" in both and " and max_memory=" in both
+    assert both.endswith("or more or a larger max_memory)")
 
 
 def test_a_limit_set_around_the_call_applies_and_an_argument_wins():

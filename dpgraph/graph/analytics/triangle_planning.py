@@ -347,22 +347,24 @@ def _decide(counter: TriangleCounter, stats: tuple, limit: float, given: bool, m
             reason = f"every row counted ({full.path} path, about {_secs(full.seconds)})"
         return TrianglePlan("full", std_full <= tmax, std=std_full, cost=full, rows=None,
                             reason=reason, **base)
-    limit_text = f"max_seconds={limit:g}" if given else \
-        f"the {_secs(UNLIMITED_CEILING)} a call runs without max_seconds"
-    over = (f"{could}; it exceeds {limit_text} or max_memory={_memory.size_text(memory)}, and "
-            f"could resolve counts from {2 * Z95 * std_full:,.4g} up")
+    slow, big = full.seconds > limit, full.bytes > memory
     need = max(1, math.ceil(full.seconds * 1.5))
+    exceeded = ([f"max_seconds={limit:g}" if given else
+                 f"the {_secs(UNLIMITED_CEILING)} a call runs without max_seconds"] if slow else []) \
+        + ([f"max_memory={_memory.size_text(memory)}"] if big else [])
+    over = (f"{could}; it exceeds {' and '.join(exceeded)}, and could resolve counts from "
+            f"{2 * Z95 * std_full:,.4g} up")
+    allow = " or ".join(([f"max_seconds={need:d} or more"] if slow else [])
+                        + (["a larger max_memory"] if big else []))
     k, path = max((_max_rows(counter, p, limit, memory), p) for p in counter.paths())
     if std_full > tmax:
         reason = f"{could}, {beyond}: {unresolvable}"
     elif not sample:
-        reason = (f"{over}; refused (pass sample=True, or max_seconds={need:d} or more, or a "
-                  "larger max_memory)")
+        reason = f"{over}; refused (pass sample=True, or {allow})"
     elif k < MIN_ROWS:
-        reason = (f"{over}; not even {MIN_ROWS} sampled rows fit: refused (pass "
-                  f"max_seconds={need:d} or more, or a larger max_memory, or run it where "
-                  f"{_memory.size_text(full.bytes)} is free: max_memory defaults to half the "
-                  "memory available)")
+        where = (f", or run it where {_memory.size_text(full.bytes)} is free: max_memory "
+                 "defaults to half the memory available") if big else ""
+        reason = f"{over}; not even {MIN_ROWS} sampled rows fit: refused (pass {allow}{where})"
     if not sample or k < MIN_ROWS:
         return TrianglePlan("refused", std_full <= tmax, std=std_full, cost=None, rows=None,
                             reason=reason, **base)
