@@ -196,6 +196,28 @@ def test_communities_past_max_seconds_stop_with_how_to_raise_it(monkeypatch):
     assert R.communities(max_seconds=limit, seed=0).resolvable
 
 
+def test_the_held_out_pass_is_stopped_between_row_blocks(monkeypatch):
+    """A limit is checked inside the longest stage too, not only between stages."""
+    from dpgraph.graph.analytics import _pairsplit
+
+    R = _planted()
+    split = PairSplit(R.number_of_nodes(), 0.15, 0.05, 0)
+    limit = 3 * community_plan(R, None, split, 10, 6).seconds + 5.0
+    monkeypatch.setattr(community_planning.StageProgress, "done", lambda self, stage: None)
+    entered = []
+    real = _pairsplit.PairSplit.block_counts
+
+    def spy(self, *a, **k):
+        entered.append(True)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(_pairsplit.PairSplit, "block_counts", spy)
+    _jumping_clock(monkeypatch, 1000.0)
+    with pytest.raises(CostLimitError, match=r"community detection on 600 nodes stopped after"):
+        R.communities(max_seconds=limit, seed=0, progress=False)
+    assert entered == [True]  # stopped inside the held-out pass
+
+
 def test_ctrl_c_in_the_triangle_pass_keeps_nothing(monkeypatch):
     R = _planted()
     real = triangle_counting.TriangleCounter.reductions

@@ -402,7 +402,8 @@ def _detect(R: Any, plan: CommunityPlan, split: PairSplit, bar: StageProgress, *
     cf = [(rule, X, shift, (size, rule.reach(X))) for rule, _ in cands.values()]
     labels = [lab for _, lab in cands.values()]
     del op, vecs
-    counts = split.block_counts(R.adjacency, labels, cf, f * float(R.channel.alpha))
+    counts = split.block_counts(R.adjacency, labels, cf, f * float(R.channel.alpha),
+                                tick=bar.deadline.check)
     bar.done("held-out scoring")
     selection = {}
     if method == "auto":
