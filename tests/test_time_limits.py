@@ -311,3 +311,15 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_code_130(monkeypatch, tmp_path
     assert main(["report", str(path), "-o", str(tmp_path / "r.html"), "--quiet"]) == 130
     assert capsys.readouterr().err == "dpgraph: interrupted\n"
     assert not (tmp_path / "r.html").exists()
+
+
+def test_an_experiment_runs_under_its_max_seconds(monkeypatch, tmp_path):
+    """`dpgraph experiment NAME --max-seconds S`: every analytic the experiment calls without
+    its own limit gets S; without the flag, none."""
+    import dpgraph.experiments.peers as peers
+
+    seen = []
+    monkeypatch.setattr(peers, "_main", lambda args: seen.append(triangle_planning.limit_seconds(None)))
+    assert main(["experiment", "peers", "--quick", "--out", str(tmp_path), "--max-seconds", "120"]) == 0
+    assert main(["experiment", "peers", "--quick", "--out", str(tmp_path)]) == 0
+    assert seen == [(120.0, True), (UNLIMITED_CEILING, False)]
