@@ -24,6 +24,7 @@ __all__ = [
     "RELEASE_FILE_HELP",
     "NodeList",
     "add_command",
+    "add_max_seconds_option",
     "add_output_options",
     "check_output",
     "int_option",
@@ -279,6 +280,29 @@ def add_output_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("-o", "--output", required=True, help=f"output file ({what})")
     parser.add_argument("--force", action="store_true",
                         help="overwrite the output file if it exists")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--max-seconds must be a number, got {text!r}") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"--max-seconds must be finite and > 0, got {text!r}")
+    return value
+
+
+def add_max_seconds_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-seconds S`` (default None: no limit), for commands that run long analytics.
+
+    The command runs under ``dpgraph.graph.analytics.time_limit(args.max_seconds)``.
+    """
+    parser.add_argument(
+        "--max-seconds", type=_seconds, default=None, metavar="S",
+        help="time limit: wall-clock seconds each long computation (triangle pass, community "
+             "detection) may take, e.g. --max-seconds 600; one predicted or running over it "
+             "is refused with the reason (a report lists it under 'Not computed'). Default: "
+             "no limit; only a computation predicted to take hours is refused")
 
 
 def check_output(path: str, flag: str, *, force: bool = False,
