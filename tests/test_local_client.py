@@ -12,8 +12,7 @@ import pytest
 from dpgraph.audit import neighbour_audit
 from dpgraph.core import discrete_laplace, rr_probabilities
 from dpgraph.exceptions import SeededReleaseWarning
-from dpgraph.local import client_report
-from dpgraph.local import wire
+from dpgraph.local import client_report, wire
 from dpgraph.local.assignment import owner, partners, partners_count
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "local-collection.md"
