@@ -101,25 +101,34 @@ def test_damaged_reports_are_refused_by_the_decoder(cut, match):
         wire.decode(cut(_vector()))
 
 
-def _client_sampler(G, epsilon, n, source):
-    """Outcome codes of user 0's report on G (its neighbours), protocol 'both', 6 nodes."""
-    seeds = source.uint64(n)
-    out = np.empty(n, dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SeededReleaseWarning)
-        for k in range(n):
-            r = wire.decode(client_report(0, list(G[0]), 6, epsilon, "both", seed=int(seeds[k])))
-            out[k] = int(np.packbits(r.bits, bitorder="little")[0])
-    return out
+def _client_sampler(share):
+    """Outcome codes of user 0's report (its bits, and its noisy degree clipped to 0..63)."""
+
+    def sample(G, epsilon, n, source):
+        seeds = source.uint64(n)
+        out = np.empty(n, dtype=np.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeededReleaseWarning)
+            for k in range(n):
+                r = wire.decode(client_report(0, list(G[0]), 6, epsilon, "both", share,
+                                              seed=int(seeds[k])))
+                code = int(np.packbits(r.bits, bitorder="little")[0])
+                if r.degree is not None:
+                    code = 64 * code + min(max(r.degree + 30, 0), 63)
+                out[k] = code
+        return out
+
+    return sample
 
 
-def test_neighbour_audit_of_the_client_stays_below_epsilon():
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_neighbour_audit_of_the_client_stays_below_epsilon(share):
     import networkx as nx
 
     G = nx.Graph([(0, 1), (0, 2)])
     G.add_nodes_from(range(6))
     H = G.copy()
-    H.add_edge(0, 3)  # one neighbour differs
-    res = neighbour_audit(_client_sampler, G, H, epsilon=1.0, n=6_000, n_search=1_500, seed=0)
+    H.add_edge(0, 3)  # one neighbour differs: a bit and the degree
+    res = neighbour_audit(_client_sampler(share), G, H, epsilon=1.0, n=4_000, n_search=1_000,
+                          seed=0)
     assert res.passed and res.eps_lower <= 1.0
-
