@@ -149,3 +149,31 @@ def test_consistency_flags_a_user_who_claims_everyone():
     assert check.flagged().tolist() == [17]
     with pytest.raises(ValueError, match="protocol 'both'"):
         consistency(_collect("one"))
+
+
+def _rewrite_header(path, change):
+    """Apply ``change`` to a release file's header and recompute its digest (a forger could)."""
+    import hashlib
+    import struct
+
+    data = path.read_bytes()
+    magic, version, hlen = struct.unpack_from("<8sIQ", data)
+    header = json.loads(data[20:20 + hlen])
+    change(header)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    body = struct.pack("<8sIQ", magic, version, len(head)) + head + data[20 + hlen:-32]
+    path.write_bytes(body + hashlib.sha256(body).digest())
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda h: h["collection"].update(missing_users=[]), "missing users"),
+    (lambda h: h["collection"].update(protocol="both"), "central_epsilon|outside the pairs"),
+    (lambda h: h["collection"].update(central_epsilon=0.5), "central_epsilon"),
+    (lambda h: h["collection"].update(local_epsilon=2.0), "epsilon"),
+])
+def test_a_header_that_disagrees_with_its_payload_is_refused(tmp_path, change, match):
+    path = tmp_path / "c.dpg"
+    _collect("one", dropouts=[3]).save(path)
+    _rewrite_header(path, change)
+    with pytest.raises(ValueError, match=match):
+        dpgraph.load(path)
