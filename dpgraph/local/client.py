@@ -135,7 +135,7 @@ def client_report(user: Hashable, neighbours: Iterable[Hashable], nodes: Any, ep
         raise ValueError("neighbours: the user is listed as their own neighbour; remove it")
     lap = discrete_laplace(eps_degree, 1) if eps_degree > 0 else None
     rr = tx.probabilities
-    source = tx.commit(stacklevel=3)
+    source = tx.commit()
     mine = partners(u, n, protocol)
     truth = np.isin(mine, near)
     nwords = (mine.size + 63) // 64
