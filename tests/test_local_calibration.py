@@ -109,3 +109,34 @@ def test_two_reports_halve_the_variance_of_a_linear_count():
     f = (np.mean(np.square(errs["both"])) / stds["both"] ** 2) / \
         (np.mean(np.square(errs["one"])) / stds["one"] ** 2)
     assert stats.f.ppf(0.0005, 40, 40) < f < stats.f.isf(0.0005, 40, 40)
+
+
+@pytest.mark.parametrize("protocol", ["one", "both"])
+def test_full_degrees_combine_the_noisy_degree_and_the_reports_without_bias(protocol):
+    G = nx.convert_node_labels_to_integers(GRAPHS["clustered"])
+    n = G.number_of_nodes()
+    true = np.array([G.degree(v) for v in range(n)], dtype=float)
+    z, shrink = [], []
+    for r in range(30):
+        gone = [r % n, (7 * r + 3) % n]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeededReleaseWarning)
+            R = simulate_collection(G, 2.0, protocol, degree_share=0.5, dropouts=gone,
+                                    seed=5000 + r)
+        d = R.full_degrees()
+        ok = np.isfinite(np.asarray(d.value))
+        # every node: their noisy degrees are independent, and the pairs two nodes' report
+        # counts share enter with weight v_L / (v_R + v_L), about 0.04 here
+        z.extend(((np.asarray(d.value) - true) / np.asarray(d.std))[ok].tolist())
+        assert not ok[gone].any() or protocol == "both"  # a dropout is never imputed
+        rep = np.setdiff1d(np.arange(n), gone)
+        rr = np.asarray(R.degree(proper=False).estimate.std)
+        full = np.asarray(d.std)[rep]
+        shrink.append(bool(np.all(full[np.isfinite(rr[rep])] <= rr[rep] + 1e-12)))
+    # mostly discrete Laplace noise: not normal (kurtosis 6), so no normal coverage band or
+    # chi-square; the first two moments, with standard errors from the sample itself
+    z = np.asarray(z)
+    assert abs(z.mean()) < 4 * z.std() / np.sqrt(z.size)
+    sq = z ** 2
+    assert abs(sq.mean() - 1) < 4 * sq.std() / np.sqrt(z.size), f"mean z^2 {sq.mean():.3f}"
+    assert all(shrink)

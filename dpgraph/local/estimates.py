@@ -305,6 +305,38 @@ class CollectedGraph(PrivateGraph):
         return Estimate(value, np.where(rep, lap.std, np.nan),
                         feasible_range=(np.zeros(n), np.full(n, n - 1.0)))
 
+    def full_degrees(self) -> Estimate:
+        """Each node's degree over *all* its pairs, from every channel that covers them all.
+
+        A node whose pairs were all observed has the randomized-response
+        count (exact variance v_R); a reporter has its noisy degree (exact
+        variance v_L, when degrees were collected).  With both, the answer is
+        their inverse-variance combination (v_L x + v_R y) / (v_R + v_L), of
+        variance v_R v_L / (v_R + v_L): unbiased, exact, smaller than either.
+        With one, that one; with neither (a non-reporter with missing pairs)
+        NaN, never an imputed value.  Under protocol "both" every reporter's
+        pairs are observed, so every reporter combines.
+
+        Returns
+        -------
+        Estimate
+            A batch in ``nodes`` order, not projected (``proper`` False).
+        """
+        n = self.number_of_nodes()
+        rr = self._degree_counts(False)
+        complete = np.asarray(rr.missing_pairs) == 0
+        x, vx = np.asarray(rr.raw, dtype=float), np.asarray(rr.std, dtype=float) ** 2
+        value, var = np.where(complete, x, np.nan), np.where(complete, vx, np.nan)
+        if self._pairs.noisy_degrees is not None:
+            lap = discrete_laplace(self.local_epsilon * self.degree_share, 1)
+            rep = self._pairs.reported
+            y, vy = self._pairs.noisy_degrees.astype(float), float(lap.variance)
+            both = complete & rep
+            w = vy / (vx + vy)
+            value = np.where(both, w * x + (1 - w) * y, np.where(rep & ~complete, y, value))
+            var = np.where(both, vx * vy / (vx + vy), np.where(rep & ~complete, vy, var))
+        return Estimate(value, np.sqrt(var), feasible_range=(np.zeros(n), np.full(n, n - 1.0)))
+
     def density_between(self, *args: Any, **kwargs: Any) -> Any:
         """Refused unless complete: use ``R.cut(S, T)`` and its ``observed_pairs``."""
         if not self.complete:
