@@ -7,6 +7,7 @@
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
     dpgraph plan --nodes N --epsilon E ...        planned errors, or the epsilon a target needs
     dpgraph report FILE -o report.html            a self-contained HTML report of a release
+    dpgraph collect tokens|serve|close DIR        collection from users' own reports (edge LDP)
 
 Each command module registers its own sub-commands; this file only wires them.
 """
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import commands, planning_cli
     from ._version import __version__
     from .cli_types import add_max_seconds_option
+    from .local import cli as local_cli
 
     ap = _Parser(
         prog="dpgraph", description="Differentially private graph release (mechanism E)."
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.register_commands(sub)
     planning_cli.register(sub)  # dpgraph plan, dpgraph report
+    local_cli.register(sub)  # dpgraph collect tokens | serve | close
     exp = sub.add_parser(
         "experiment", help="run one of the paper's experiments or the peer benchmark"
     ).add_subparsers(dest="experiment", required=True, metavar="NAME")

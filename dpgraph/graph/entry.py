@@ -16,7 +16,7 @@ from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
 from .dense import release_packed
 from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input
-from .io import read_release
+from .io import read_release, release_type
 from .private import PrivateGraph
 from .sparse import (
     SubsampledProbabilities,
@@ -260,4 +260,5 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     >>> R.nodes, R.epsilon
     (NodeView((0, 1, 2, 3, 4)), 2.0)
     """
-    return PrivateGraph(*read_release(path, verify_key=verify_key))
+    parts = read_release(path, verify_key=verify_key)
+    return release_type(parts.adjacency, PrivateGraph)(*parts)

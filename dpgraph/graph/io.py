@@ -63,7 +63,8 @@ from .typed.typed_io import (
     typed_read,
 )
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
+           "register_kind", "release_type"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -151,6 +152,26 @@ KINDS: dict[str, tuple[Any, Any]] = {
     "sparsetyped": (sparse_typed_payload, sparse_typed_read),
 }
 _TYPED_KINDS = ("typed", "sparsetyped")
+#: kind -> the class :func:`dpgraph.load` builds for it (PrivateGraph when not listed)
+RELEASE_TYPES: dict[str, Any] = {}
+
+
+def register_kind(kind: str, writer: Any, reader: Any, release_type: Any) -> None:
+    """Add a payload kind of an upper layer (its writer, checking reader and release class).
+
+    ``writer(adjacency) -> (header fields, payload)`` and ``reader(payload, header, n,
+    directed) -> adjacency`` as for the built-in kinds; :func:`dpgraph.load` builds a
+    ``release_type`` (a PrivateGraph subclass) from a file of this kind.
+    """
+    if not re.fullmatch(r"[a-z]{1,16}", kind) or (kind in KINDS and KINDS[kind] != (writer, reader)):
+        raise ValueError(f"file kind {kind!r} is taken or not 1 to 16 lowercase letters")
+    KINDS[kind] = (writer, reader)
+    RELEASE_TYPES[kind] = release_type
+
+
+def release_type(adjacency: Any, default: Any) -> Any:
+    """The class a loaded release of this adjacency's kind is (``default`` for built-in kinds)."""
+    return RELEASE_TYPES.get(getattr(adjacency, "file_kind", None), default)
 
 
 def _kind_of(adj: Any) -> str:
