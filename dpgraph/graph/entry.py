@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["load", "release"]
 
 
-@validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)))
+@validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)),
+                 edge_bound=Optional(Integer(minimum=0)))
 @drops_input_frames
 def release(
     G: GraphInput,
@@ -48,6 +49,7 @@ def release(
     edge_attr: Hashable | None = None,
     values: Sequence | None = None,
     bins: Sequence[Real] | None = None,
+    edge_bound: Integral | None = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -125,6 +127,17 @@ def release(
         is [b_i, b_{i+1}) (the last bin closed).  ``values`` then names the
         bins (default: their intervals).
 
+    edge_bound : int, optional
+        A public bound on the number of edges (ties), declared by the
+        curator, used only to size a sparse release's memory before
+        anything is read or charged.  Without it the size check assumes
+        the worst case (every pair an edge).  Memory is never sized from
+        the input's own edge count: a refusal is an output, and one that
+        depended on the data would tell neighbouring graphs apart.  A graph
+        with more edges than the bound is still released (refusing it would
+        depend on the data); its output may then need more memory than was
+        checked.  ``max_edges`` (the constant-time mode) bounds it too.
+
     Returns
     -------
     PrivateGraph
@@ -169,24 +182,36 @@ def release(
 
         parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
                               edge_attr=edge_attr, values=values, bins=bins, keep=keep,
-                              target_edges=target_edges, max_edges=max_edges, stacklevel=4)
+                              target_edges=target_edges, max_edges=max_edges,
+                              edge_bound=edge_bound, stacklevel=4)
         return PrivateGraph(parts.adjacency, parts.index, parts.probabilities, parts.channel,
                             parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
-    # from the node count alone, before encoding or allocating anything
-    check_release_fits(public_n(G, nodes), directed, sparse)
+    n = public_n(G, nodes)
+    # from public quantities alone (n, epsilon, keep, the declared bound), before encoding
+    # or allocating anything: never from the input's edges
+    check_release_fits(n, directed, sparse)
+    bound = edge_bound if max_edges is None else \
+        max_edges if edge_bound is None else min(edge_bound, max_edges)
+    checked: dict[int, SubsampledProbabilities] = {}
+
+    def sparse_channel(n: int) -> SubsampledProbabilities:
+        if n not in checked:  # the output's size, before reading the input and charging
+            probs = subsampled_probabilities(rr, n, directed, keep, target_edges)
+            check_fits(sparse_release_bytes(probs, n, directed, bound),
+                       f"a sparse release of {n:,} nodes at keep={probs.keep:.3g}",
+                       SPARSE_RELEASE_ADVICE)
+            checked[n] = probs
+        return checked[n]
+
+    if sparse and isinstance(n, int) and n >= 2:
+        sparse_channel(n)
 
     def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SubsampledProbabilities | None]:
         enc = read_input(H, directed=directed, nodes=v)
-        probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse \
-            else None
-        if probs is not None:  # the output's size, before charging and sampling
-            check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
-                       f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}",
-                       SPARSE_RELEASE_ADVICE)
-        return enc, probs
+        return enc, (sparse_channel(enc.n) if sparse else None)
 
     pad = None
     if max_edges is not None:  # time a public input with max_edges edges first (timing.py)

@@ -232,28 +232,34 @@ def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
 # the sparse release
 # ---------------------------------------------------------------------------
 def sparse_release_bytes(probs: SubsampledProbabilities, n: int, directed: bool,
-                         m: int) -> int:
-    """Memory a sparse release of ``n`` nodes and ``m`` edges needs, with a margin.
+                         edge_bound: int | None = None) -> int:
+    """Memory a sparse release of ``n`` nodes needs, from public quantities only, with a margin.
 
-    The expected output is alpha m + beta (N - m) pairs; six standard
+    Never from the input's edge count: the size decides a refusal, and a
+    refusal is an output (a graph released and its neighbour refused would
+    tell them apart).  ``edge_bound`` is the curator's public bound on the
+    edges (``dpgraph.release(..., edge_bound=)``); None sizes for the worst
+    case, every pair an edge.  The output of a graph with m <= edge_bound
+    edges is at most alpha B + beta (N - B) pairs in expectation (B the
+    bound: alpha >= beta, so more edges never shrink it); six standard
     deviations are added (a release larger than that has probability below
     1e-9).  Each output pair costs its column twice (the parts, then the
-    concatenated CSR), the true edges 17 bytes each (keys, two random words,
-    a mask) and the row counts and pointers 16 bytes a node.
+    concatenated CSR) and the row counts and pointers 16 bytes a node.
 
     Examples
     --------
     >>> from dpgraph.core import rr_probabilities
-    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=1.0)
-    >>> sparse_release_bytes(sp, 60_000, False, 0) > 3 * 2**30
+    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=0.5)
+    >>> sparse_release_bytes(sp, 60_000, False, 10**6) < sparse_release_bytes(sp, 60_000, False)
     True
     """
     N = pair_count(n, directed)
+    B = N if edge_bound is None else min(int(edge_bound), N)
     alpha, beta = float(probs.alpha), float(probs.beta)
-    mean = alpha * m + beta * (N - m)
-    std = (alpha * (1 - alpha) * m + beta * (1 - beta) * (N - m)) ** 0.5
+    mean = alpha * B + beta * (N - B)
+    std = (max(alpha * (1 - alpha), beta * (1 - beta)) * N) ** 0.5
     width = 4 if n < 2**31 else 8
-    return int(2 * width * (mean + 6 * std + 1)) + 17 * int(m) + 16 * (int(n) + 1)
+    return int(2 * width * (mean + 6 * std + 1)) + 16 * (int(n) + 1)
 
 
 def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,

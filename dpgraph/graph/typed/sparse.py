@@ -128,16 +128,18 @@ def typed_subsampling(rr: RRProbabilities, n: int, directed: bool, keep: Real | 
                                                rr.epsilon))
 
 
-def sparse_typed_bytes(sub: TypedSubsampling, n: int, directed: bool, m: int) -> int:
+def sparse_typed_bytes(sub: TypedSubsampling, n: int, directed: bool,
+                       edge_bound: int | None = None) -> int:
     """Memory a sparse typed release needs: the binary sparse release's and a value byte a pair.
 
     :func:`~dpgraph.graph.sparse.sparse_release_bytes` with the same
-    (alpha, beta), plus a quarter for the values (a stored pair's column
-    costs 8 or 16 bytes there, its value 2: the parts, then the whole) and
-    24 bytes a true tie (its value, its released value, the sort order).
+    (alpha, beta) and the same public ``edge_bound`` (None: the worst case,
+    never the input's tie count), plus a quarter for the values (a stored
+    pair's column costs 8 or 16 bytes there, its value 2: the parts, then
+    the whole).
     """
-    base = sparse_release_bytes(sub, n, directed, m)
-    return base + base // 4 + 24 * int(m)
+    base = sparse_release_bytes(sub, n, directed, edge_bound)
+    return base + base // 4
 
 
 def release_sparse_typed(enc: EncodedGraph, values: np.ndarray, sub: TypedSubsampling,
