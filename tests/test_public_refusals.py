@@ -94,6 +94,44 @@ def test_a_graph_and_its_neighbour_are_refused_alike(free_memory, tmp_path, kind
             release(graph)
 
 
+@pytest.mark.parametrize("kind", ["dense", "sparse", "typed", "typed sparse"])
+def test_a_memory_refusal_is_never_charged(free_memory, tmp_path, kind):
+    typed, _ = _kinds(tmp_path)[kind]
+    G, _ = _neighbours(typed)
+    extra = {"dense": {}, "sparse": {"keep": 0.5}, "typed": {"edge_attr": "sign",
+                                                             "values": ["+", "-"]},
+             "typed sparse": {"edge_attr": "sign", "values": ["+", "-"], "keep": 0.5}}[kind]
+
+    def release(ledger=None):
+        return dpgraph.release(G, 1.0, seed=0, ledger=ledger, **extra)
+
+    at = _threshold(free_memory, release)
+    for free in (at - 1, at // 2, 1):  # refused: nothing may have been charged
+        free_memory["free"] = free
+        ledger = dpgraph.PrivacyLedger(10.0)
+        with pytest.raises(MemoryError):
+            release(ledger)
+        assert ledger.spent == 0.0, f"{kind}: charged {ledger.spent} for a refused release"
+    ledger = dpgraph.PrivacyLedger(10.0)
+    free_memory["free"] = at
+    release(ledger)
+    assert ledger.spent == 1.0
+
+
+@pytest.mark.parametrize("keep", [1.0, 0.1])
+def test_the_sparse_size_check_bounds_the_samplers_peak(keep):
+    """What the sampler allocates after the charge stays within what was checked before it."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "bench_release_memory.py"
+    spec = importlib.util.spec_from_file_location("bench_release_memory", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    peak, estimate, _ = bench.measure(4_000, 10_000, keep)
+    assert peak <= estimate, f"the sampler's peak {peak:,} exceeds the check's {estimate:,} bytes"
+
+
 def test_the_declared_bound_sizes_a_sparse_release_and_is_not_a_refusal(free_memory):
     """A declared bound shrinks the size check; a graph beyond it is still released."""
     G, _ = _neighbours()

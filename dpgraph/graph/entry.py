@@ -19,8 +19,10 @@ from .inputs import GraphInput, public_n, read_input
 from .io import read_release
 from .private import PrivateGraph
 from .sparse import (
+    SparseInput,
     SubsampledProbabilities,
     release_sparse,
+    sparse_input,
     sparse_release_bytes,
     subsampled_probabilities,
 )
@@ -189,49 +191,54 @@ def release(
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
-    n = public_n(G, nodes)
-    # from public quantities alone (n, epsilon, keep, the declared bound), before encoding
-    # or allocating anything: never from the input's edges
-    check_release_fits(n, directed, sparse)
+    # every size from public quantities alone (n, epsilon, keep, the declared bound), before
+    # the input is read and before the charge: never from the input's edges
     bound = edge_bound if max_edges is None else \
         max_edges if edge_bound is None else min(edge_bound, max_edges)
-    checked: dict[int, SubsampledProbabilities] = {}
+    checked: dict[int, SubsampledProbabilities | None] = {}
 
-    def sparse_channel(n: int) -> SubsampledProbabilities:
-        if n not in checked:  # the output's size, before reading the input and charging
-            probs = subsampled_probabilities(rr, n, directed, keep, target_edges)
-            check_fits(sparse_release_bytes(probs, n, directed, bound),
-                       f"a sparse release of {n:,} nodes at keep={probs.keep:.3g}",
-                       SPARSE_RELEASE_ADVICE)
+    def check(n: int) -> SubsampledProbabilities | None:
+        if n not in checked:
+            check_release_fits(n, directed, sparse)
+            probs = None
+            if sparse:
+                probs = subsampled_probabilities(rr, n, directed, keep, target_edges)
+                check_fits(sparse_release_bytes(probs, n, directed, bound),
+                           f"a sparse release of {n:,} nodes at keep={probs.keep:.3g}",
+                           SPARSE_RELEASE_ADVICE)
             checked[n] = probs
         return checked[n]
 
-    if sparse and isinstance(n, int) and n >= 2:
-        sparse_channel(n)
+    n = public_n(G, nodes)
+    if isinstance(n, int) and n >= 2:
+        check(n)
 
-    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SubsampledProbabilities | None]:
+    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SparseInput | None,
+                                         SubsampledProbabilities | None]:
         enc = read_input(H, directed=directed, nodes=v)
-        return enc, (sparse_channel(enc.n) if sparse else None)
+        probs = check(enc.n)  # n was public; known now if the arguments did not say it
+        # what grows with the edges is allocated with the input, before the charge
+        return enc, (None if probs is None else sparse_input(enc)), probs
 
     pad = None
     if max_edges is not None:  # time a public input with max_edges edges first (timing.py)
         pad = TimePad(max_edges, lambda H, v: _sample(*prepare(H, v), rr, _throwaway(tx.secure)),
                       G, nodes, directed)
-    enc, probs = prepare(G, nodes)
+    enc, data, probs = prepare(G, nodes)
     if pad is not None:
         pad.check(enc.rows.size)
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
-    R = _sample(enc, probs, rr, source)
+    R = _sample(enc, data, probs, rr, source)
     if pad is not None:
         pad.finish()
     return R
 
 
-def _sample(enc: EncodedGraph, probs: SubsampledProbabilities | None, rr: RRProbabilities,
-            source: RandomSource) -> PrivateGraph:
-    if probs is not None:
-        adjacency = release_sparse(enc, probs, source)
+def _sample(enc: EncodedGraph, data: SparseInput | None, probs: SubsampledProbabilities | None,
+            rr: RRProbabilities, source: RandomSource) -> PrivateGraph:
+    if data is not None and probs is not None:
+        adjacency = release_sparse(data, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
     return PrivateGraph(release_packed(enc, rr, source), enc.index, rr)
 

@@ -17,11 +17,16 @@ from ...exceptions import DroppedAttributesWarning
 from .._memory import DENSE_RELEASE_ADVICE, SPARSE_RELEASE_ADVICE, check_fits
 from ..encoding import NodeIndex
 from ..inputs import public_n, read_input
-from ..packed import words_per_row
 from .adjacency import TypedAdjacency
-from .encoding import TieValues, encode_typed, has_other_attributes, tie_values, value_bits
-from .sampler import release_typed
-from .sparse import TypedSubsampling, release_sparse_typed, sparse_typed_bytes, typed_subsampling
+from .encoding import TieValues, encode_typed, has_other_attributes, tie_values
+from .sampler import release_typed, typed_release_bytes
+from .sparse import (
+    TypedSubsampling,
+    release_sparse_typed,
+    sparse_typed_bytes,
+    sparse_typed_input,
+    typed_subsampling,
+)
 from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedParts", "typed_release"]
@@ -77,9 +82,10 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                                 target_edges, edge_bound)
     if has_other_attributes(enc):
         _warn_other_attributes(ties.edge_attr)
+    data = None if sub is None else sparse_typed_input(enc, x)  # sized with the input
     source = tx.commit(stacklevel=stacklevel + 1)
-    if sub is not None:
-        adjacency = release_sparse_typed(enc, x, sub, source)
+    if data is not None and sub is not None:
+        adjacency = release_sparse_typed(data, None, sub, source)
         return TypedParts(adjacency, enc.index, tx.probabilities, ties, sub.channel, sub.keep)
     adjacency = release_typed(enc, x, tx.probabilities, source)
     return TypedParts(adjacency, enc.index, tx.probabilities, ties)
@@ -89,7 +95,7 @@ def _check_typed_fits(rr: RRProbabilities, n: int, directed: bool, K: int, spars
                       keep: Any, target_edges: Any, edge_bound: Any) -> TypedSubsampling | None:
     """Refuse a typed release that cannot fit, from public quantities only; its subsampling."""
     if not sparse:
-        check_fits((value_bits(K) + 2) * n * words_per_row(n) * 8,
+        check_fits(typed_release_bytes(n, K),
                    f"a typed release of {n:,} nodes with K={K} values", DENSE_RELEASE_ADVICE)
         return None
     sub = typed_subsampling(rr, n, directed, keep, target_edges)
