@@ -178,14 +178,12 @@ KINDS = ("dense", "sparse", "blockwise")
 def release_kind(R: Any) -> str:
     """``"dense"``, ``"sparse"`` or ``"blockwise"``: how the release ``R`` stores its pairs.
 
-    Read from the adjacency's payload kind (``"packed"`` or ``"typed"`` for a
-    full in-memory release, ``"sparse"`` for a subsampled one, none for a
-    store on disk).
+    The ``storage`` of its row in the table of release kinds
+    (:func:`dpgraph.graph.kinds.kind_of`): a sparse typed release is sparse.
     """
-    kind = getattr(getattr(R, "adjacency", None), "file_kind", None)
-    if kind is None:
-        return "blockwise"
-    return "sparse" if kind == "sparse" else "dense"  # packed bits, or a typed release's planes
+    from .kinds import kind_of
+
+    return kind_of(R).storage
 
 
 @dataclass(frozen=True)
