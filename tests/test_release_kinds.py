@@ -122,3 +122,11 @@ def test_the_methods_type_checkers_see_are_the_registered_analytics():
     assert sorted(listed) == sorted(ANALYTICS)
     for n in block.body:  # each name bound to the function of the same name
         assert n.value.attr == n.targets[0].id
+
+
+def test_no_release_path_bypasses_the_transaction_on_the_public_surface():
+    """The in-memory tiled reference charges no ledger: it is not on the blockwise face."""
+    from dpgraph.graph import blockwise
+
+    assert "release_tiled" not in blockwise.__all__
+    assert not hasattr(blockwise, "release_tiled")
