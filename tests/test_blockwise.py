@@ -19,9 +19,11 @@ from dpgraph.graph.blockwise import (
     edge_keys,
     open_blockwise,
     release_blockwise,
-    release_tiled,
 )
-from dpgraph.graph.blockwise.tiles import tile_source
+from dpgraph.graph.blockwise.tiles import (
+    release_tiled,  # the in-memory reference
+    tile_source,
+)
 
 KEY = bytes(range(32))
 NONCE = bytes(range(100, 116))

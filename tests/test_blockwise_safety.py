@@ -22,8 +22,8 @@ from dpgraph.graph.blockwise import (
     edge_keys,
     open_blockwise,
     release_blockwise,
-    release_tiled,
 )
+from dpgraph.graph.blockwise.tiles import release_tiled  # the in-memory reference
 
 KEY = bytes(range(32))
 ROOT = Path(__file__).resolve().parents[1]

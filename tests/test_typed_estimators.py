@@ -246,7 +246,7 @@ def test_typed_query_errors_name_the_argument():
         B.cut(range(10), range(10, 20), weights={"trust": 1})
     with pytest.raises(TypeError, match="needs a typed release"):
         B.value_counts()
-    with pytest.raises(ValueError, match="directed release"):
+    with pytest.raises(TypeError, match="directed release"):  # refused by its declaration
         R.reciprocity()
     with pytest.raises(ValueError, match="signs"):
         R.balance()

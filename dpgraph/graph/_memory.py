@@ -21,6 +21,7 @@ import psutil
 
 __all__ = [
     "DENSE_RELEASE_ADVICE",
+    "NODE_BYTES",
     "SMALL",
     "SPARSE_RELEASE_ADVICE",
     "Alternative",
@@ -44,7 +45,7 @@ DENSE_RELEASE_ADVICE = "use a machine with more memory or a sparse (keep=) or bl
 SPARSE_RELEASE_ADVICE = ("use a machine with more memory, a smaller keep= or target_edges=, or a "
                          "blockwise release")
 #: bytes per node of the encoded input (labels tuple, position dict, canonical order)
-_NODE_BYTES = 200
+NODE_BYTES = 200
 _GROUP_WORDS = 1 << 20  # words per sampler call (graph/dense.py); scratch is ~12 words each
 
 
@@ -121,7 +122,7 @@ def release_bytes(n: int, directed: bool, sparse: bool) -> int:
     True
     """
     n = int(n)
-    encoded = _NODE_BYTES * n
+    encoded = NODE_BYTES * n
     if sparse:
         return encoded + 16 * (n + 1)
     words = n * ((n + 63) // 64)
@@ -177,14 +178,12 @@ KINDS = ("dense", "sparse", "blockwise")
 def release_kind(R: Any) -> str:
     """``"dense"``, ``"sparse"`` or ``"blockwise"``: how the release ``R`` stores its pairs.
 
-    Read from the adjacency's payload kind (``"packed"`` or ``"typed"`` for a
-    full in-memory release, ``"sparse"`` for a subsampled one, none for a
-    store on disk).
+    The ``storage`` of its row in the table of release kinds
+    (:func:`dpgraph.graph.kinds.kind_of`): a sparse typed release is sparse.
     """
-    kind = getattr(getattr(R, "adjacency", None), "file_kind", None)
-    if kind is None:
-        return "blockwise"
-    return "sparse" if kind == "sparse" else "dense"  # packed bits, or a typed release's planes
+    from .kinds import kind_of
+
+    return kind_of(R).storage
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ import numpy as np
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_words
-from ._memory import DENSE_RELEASE_ADVICE, check_fits
 from .encoding import EncodedGraph
 from .packed import PackedAdjacency, clear_non_pairs, words_per_row, xor_edges
 
@@ -154,11 +153,9 @@ def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource)
     -------
     PackedAdjacency
 
-    Raises
-    ------
-    MemoryError
-        Before allocating, if the packed matrix cannot fit in available memory
-        (the message gives the size needed).
+    The memory is not checked here, after a charge: ``dpgraph.release``
+    checks :func:`~dpgraph.graph._memory.release_bytes` (the matrix, one
+    group of sampled words and the sampler's scratch) before it.
 
     Examples
     --------
@@ -171,9 +168,6 @@ def release_packed(enc: EncodedGraph, rr: RRProbabilities, source: RandomSource)
     (100, 1600)
     """
     n, directed = enc.n, enc.directed
-    nw = words_per_row(n)
-    # the matrix plus one group of sampled words and the sampler's scratch
-    check_fits(n * nw * 8 + 12 * 8 * _GROUP_WORDS, f"a packed release of {n:,} nodes", DENSE_RELEASE_ADVICE)
     words = sample_packed_flips(n, directed, rr.flip_numerator, source)
     xor_edges(words, enc.rows, enc.cols)
     return PackedAdjacency(words, n, directed)

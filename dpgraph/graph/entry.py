@@ -19,8 +19,10 @@ from .inputs import GraphInput, public_n, read_input
 from .io import read_release, release_type
 from .private import PrivateGraph
 from .sparse import (
+    SparseInput,
     SubsampledProbabilities,
     release_sparse,
+    sparse_input,
     sparse_release_bytes,
     subsampled_probabilities,
 )
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["load", "release"]
 
 
-@validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)))
+@validate_params(directed=Boolean(), max_edges=Optional(Integer(minimum=0)),
+                 edge_bound=Optional(Integer(minimum=0)))
 @drops_input_frames
 def release(
     G: GraphInput,
@@ -48,6 +51,7 @@ def release(
     edge_attr: Hashable | None = None,
     values: Sequence | None = None,
     bins: Sequence[Real] | None = None,
+    edge_bound: Integral | None = None,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -125,6 +129,17 @@ def release(
         is [b_i, b_{i+1}) (the last bin closed).  ``values`` then names the
         bins (default: their intervals).
 
+    edge_bound : int, optional
+        A public bound on the number of edges (ties), declared by the
+        curator, used only to size a sparse release's memory before
+        anything is read or charged.  Without it the size check assumes
+        the worst case (every pair an edge).  Memory is never sized from
+        the input's own edge count: a refusal is an output, and one that
+        depended on the data would tell neighbouring graphs apart.  A graph
+        with more edges than the bound is still released (refusing it would
+        depend on the data); its output may then need more memory than was
+        checked.  ``max_edges`` (the constant-time mode) bounds it too.
+
     Returns
     -------
     PrivateGraph
@@ -169,44 +184,61 @@ def release(
 
         parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
                               edge_attr=edge_attr, values=values, bins=bins, keep=keep,
-                              target_edges=target_edges, max_edges=max_edges)
+                              target_edges=target_edges, max_edges=max_edges,
+                              edge_bound=edge_bound)
         return PrivateGraph(parts.adjacency, parts.index, parts.probabilities, parts.channel,
                             parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
-    # from the node count alone, before encoding or allocating anything
-    check_release_fits(public_n(G, nodes), directed, sparse)
+    # every size from public quantities alone (n, epsilon, keep, the declared bound), before
+    # the input is read and before the charge: never from the input's edges
+    bound = edge_bound if max_edges is None else \
+        max_edges if edge_bound is None else min(edge_bound, max_edges)
+    checked: dict[int, SubsampledProbabilities | None] = {}
 
-    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SubsampledProbabilities | None]:
+    def check(n: int) -> SubsampledProbabilities | None:
+        if n not in checked:
+            check_release_fits(n, directed, sparse)
+            probs = None
+            if sparse:
+                probs = subsampled_probabilities(rr, n, directed, keep, target_edges)
+                check_fits(sparse_release_bytes(probs, n, directed, bound),
+                           f"a sparse release of {n:,} nodes at keep={probs.keep:.3g}",
+                           SPARSE_RELEASE_ADVICE)
+            checked[n] = probs
+        return checked[n]
+
+    n = public_n(G, nodes)
+    if isinstance(n, int) and n >= 2:
+        check(n)
+
+    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SparseInput | None,
+                                         SubsampledProbabilities | None]:
         enc = read_input(H, directed=directed, nodes=v)
-        probs = subsampled_probabilities(rr, enc.n, directed, keep, target_edges) if sparse \
-            else None
-        if probs is not None:  # the output's size, before charging and sampling
-            check_fits(sparse_release_bytes(probs, enc.n, directed, enc.rows.size),
-                       f"a sparse release of {enc.n:,} nodes at keep={probs.keep:.3g}",
-                       SPARSE_RELEASE_ADVICE)
-        return enc, probs
+        probs = check(enc.n)  # n was public; known now if the arguments did not say it
+        # what grows with the edges is allocated with the input, before the charge
+        return enc, (None if probs is None else sparse_input(enc)), probs
 
     pad = None
     if max_edges is not None:  # time a public input with max_edges edges first (timing.py)
         pad = TimePad(max_edges, lambda H, v: _sample(*prepare(H, v), rr, _throwaway(tx.secure)),
                       G, nodes, directed)
-    enc, probs = prepare(G, nodes)
+    enc, data, probs = prepare(G, nodes)
     if pad is not None:
         pad.check(enc.rows.size)
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit()  # the seeded-release warning names the user's line
-    R = _sample(enc, probs, rr, source)
+    R = _sample(enc, data, probs, rr, source)
     if pad is not None:
         pad.finish()
     return R
 
 
-def _sample(enc: EncodedGraph, probs: SubsampledProbabilities | None, rr: RRProbabilities,
-            source: RandomSource) -> PrivateGraph:
-    if probs is not None:
-        adjacency = release_sparse(enc, probs, source)
+def _sample(enc: EncodedGraph, data: SparseInput | None, probs: SubsampledProbabilities | None,
+            rr: RRProbabilities, source: RandomSource) -> PrivateGraph:
+    if data is not None and probs is not None:
+        adjacency = release_sparse(data, probs, source)
         return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
     return PrivateGraph(release_packed(enc, rr, source), enc.index, rr)
 

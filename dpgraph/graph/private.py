@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -29,13 +29,34 @@ from .convert import (
 )
 from .encoding import NodeIndex
 from .io import IOMixin
+from .kinds import ANALYTIC_NEEDS, ReleaseKind, declare_needs, kind_of
 from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
 from .typed.encoding import TieValues
 from .views import DegreeAttribute, NodeView
 
+if TYPE_CHECKING:  # the bound analytics as type checkers see them (bind_analytics makes them)
+    from .analytics import community as _community
+    from .analytics import counts as _counts
+    from .analytics import cut_queries as _cuts
+    from .analytics import degree_stats as _degree_stats
+    from .analytics import motifs as _motifs
+    from .analytics import partition as _partition
+    from .analytics import synthesis as _synthesis
+    from .typed import balance as _balance
+    from .typed import estimators as _typed
+    from .typed import reciprocity as _reciprocity
+
 __all__ = ["PrivateGraph"]
 
 
+def _declared(cls: type) -> type:
+    """Every analytic with declared needs (:data:`~.kinds.ANALYTIC_NEEDS`) refuses by them."""
+    for name in ANALYTIC_NEEDS:
+        setattr(cls, name, declare_needs(name, getattr(cls, name)))
+    return cls
+
+
+@_declared
 @bind_analytics
 class PrivateGraph(CertifiedRelease, IOMixin):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
@@ -107,6 +128,38 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         else:
             self.channel = channel if channel is not None else Channel.randomized_response(probabilities)
             self.typed_channel = self.channel
+
+    if TYPE_CHECKING:  # bound at import by bind_analytics; listed here for type checkers
+        number_of_edges = _counts.number_of_edges
+        density = _counts.density
+        degree = _counts.degree
+        volume = _counts.volume
+        density_between = _counts.density_between
+        modularity = _partition.modularity
+        communities = _community.communities
+        cut = _cuts.cut
+        cuts = _cuts.cuts
+        cut_batch = _cuts.cut_batch
+        edges_within = _cuts.edges_within
+        degree_assortativity = _degree_stats.degree_assortativity
+        degree_distribution = _degree_stats.degree_distribution
+        triangles = _motifs.triangles
+        wedges = _motifs.wedges
+        transitivity = _motifs.transitivity
+        average_clustering = _motifs.average_clustering
+        synthesize = _synthesis.synthesize
+        value_counts = _typed.value_counts
+        value_fraction = _typed.value_fraction
+        value_degree = _typed.value_degree
+        value_volume = _typed.value_volume
+        balance = _balance.balance
+        mutual_ties = _reciprocity.mutual_ties
+        reciprocity = _reciprocity.reciprocity
+
+    @property
+    def kind(self) -> ReleaseKind:
+        """This release's row in the table of release kinds (:mod:`dpgraph.graph.kinds`)."""
+        return kind_of(self)
 
     # ---- the release as data, by position -------------------------------------
     @property

@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,10 +58,13 @@ from .encoding import EncodedGraph
 __all__ = [
     "KeptResponse",
     "SparseAdjacency",
+    "SparseInput",
     "SubsampledProbabilities",
     "bernoulli_positions",
+    "draw_kept",
     "keep_numerator",
     "release_sparse",
+    "sparse_input",
     "sparse_release_bytes",
     "subsampled_probabilities",
 ]
@@ -232,33 +236,110 @@ def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
 # the sparse release
 # ---------------------------------------------------------------------------
 def sparse_release_bytes(probs: SubsampledProbabilities, n: int, directed: bool,
-                         m: int) -> int:
-    """Memory a sparse release of ``n`` nodes and ``m`` edges needs, with a margin.
+                         edge_bound: int | None = None) -> int:
+    """Memory a sparse release of ``n`` nodes needs, from public quantities only, with a margin.
 
-    The expected output is alpha m + beta (N - m) pairs; six standard
-    deviations are added (a release larger than that has probability below
-    1e-9).  Each output pair costs its column twice (the parts, then the
-    concatenated CSR), the true edges 17 bytes each (keys, two random words,
-    a mask) and the row counts and pointers 16 bytes a node.
+    Never from the input's edge count: the size decides a refusal, and a
+    refusal is an output (a graph released and its neighbour refused would
+    tell them apart).  ``edge_bound`` is the curator's public bound on the
+    edges (``dpgraph.release(..., edge_bound=)``); None sizes for the worst
+    case, every pair an edge.  What the sampler allocates after the charge
+    (what grows with m itself, the sorted edges and the mask, is allocated
+    before it by :func:`sparse_input`):
+
+    - the output, at most alpha B + beta (N - B) pairs in expectation (B
+      the bound: alpha >= beta, so more edges never shrink it) plus six
+      standard deviations (a larger release has probability below 1e-9),
+      each pair's column in the parts;
+    - then the larger of the concatenated CSR (each column again) and one
+      batch of candidate pairs, about 128 bytes each while drawn, filtered
+      and merged (measured 73 to 106), at most 2^21 of them, which lives
+      beside the parts but not beside the whole;
+    - the kept true edges, 8 bytes each, alpha B plus six deviations;
+    - the row counts, pointers and one bincount, 24 bytes a node;
+
+    times a margin of 1.1.  ``benchmarks/bench_release_memory.py`` measures
+    the sampler's peak with tracemalloc against this estimate (peak /
+    estimate 0.56 to 0.93 at n = 20,000 to 200,000, keep = 1 to 0.001; the
+    previous estimate, without the candidate batch, was exceeded 1.02 to 9.7
+    times).
 
     Examples
     --------
     >>> from dpgraph.core import rr_probabilities
-    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=1.0)
-    >>> sparse_release_bytes(sp, 60_000, False, 0) > 3 * 2**30
+    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=0.5)
+    >>> sparse_release_bytes(sp, 60_000, False, 10**6) < sparse_release_bytes(sp, 60_000, False)
     True
     """
     N = pair_count(n, directed)
+    B = N if edge_bound is None else min(int(edge_bound), N)
     alpha, beta = float(probs.alpha), float(probs.beta)
-    mean = alpha * m + beta * (N - m)
-    std = (alpha * (1 - alpha) * m + beta * (1 - beta) * (N - m)) ** 0.5
+    mean = alpha * B + beta * (N - B)
+    std = (max(alpha * (1 - alpha), beta * (1 - beta)) * N) ** 0.5
     width = 4 if n < 2**31 else 8
-    return int(2 * width * (mean + 6 * std + 1)) + 17 * int(m) + 16 * (int(n) + 1)
+    kept = alpha * B + 6 * (alpha * B) ** 0.5  # the kept true edges, 8 bytes each
+    expected = beta * N  # the batch of candidates bernoulli_positions draws at once
+    batch = min(_CANDIDATE_BATCH, expected * 1.01 + 6 * expected ** 0.5 + 64)
+    out = width * (mean + 6 * std + 1)  # the parts; then the whole, or a batch's scratch
+    need = out + max(out, _BATCH_BYTES * batch) + 8 * kept + 24 * (int(n) + 1)
+    return int(_PEAK_MARGIN * need)
 
 
-def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
+#: candidates per batch of :func:`~dpgraph.core.sampling.bernoulli_positions` (its cap)
+_CANDIDATE_BATCH = 1 << 21
+#: scratch a candidate costs while its batch is drawn, filtered and merged (measured: 73-106)
+_BATCH_BYTES = 128
+#: the estimate against the peak tracemalloc measures (benchmarks/bench_release_memory.py)
+_PEAK_MARGIN = 1.1
+
+
+class SparseInput(NamedTuple):
+    """The input of a sparse release, made ready before the ledger is charged.
+
+    Everything whose size follows the input's edge count is allocated here,
+    where reading the input allocates too: the sorted pair index of every
+    true edge and the mask the sampler fills.  After the charge the sampler
+    allocates only what public quantities bound
+    (:func:`sparse_release_bytes`).
+    """
+
+    n: int
+    directed: bool
+    edges: np.ndarray  # sorted linear pair index of every true edge
+    kept: np.ndarray  # bool, one per true edge: filled by the sampler
+
+
+def sparse_input(enc: EncodedGraph) -> SparseInput:
+    """The sorted pair index of ``enc``'s edges and the sampler's mask (no randomness)."""
+    edges = pair_index(enc.rows, enc.cols, enc.n, enc.directed)
+    edges.sort()
+    return SparseInput(enc.n, enc.directed, edges, np.empty(edges.size, dtype=bool))
+
+
+#: true edges whose words are drawn per call: bounds the sampler's scratch after the charge
+_EDGE_CHUNK = 1 << 20
+
+
+def draw_kept(kept: np.ndarray, flip_numerator: int, keep_numerator: int,
+              source: RandomSource) -> None:
+    """Fill ``kept``: edge e is released (u1 >= M) and kept (u2 < k), one word each.
+
+    The words are drawn in chunks, all the u1 then all the u2: the same
+    stream as one draw of m words and then another, with O(chunk) scratch.
+    """
+    m = kept.size
+    for a in range(0, m, _EDGE_CHUNK):
+        b = min(m, a + _EDGE_CHUNK)
+        np.greater_equal(source.uint64(b - a), np.uint64(flip_numerator), out=kept[a:b])
+    if keep_numerator < _TWO64:
+        for a in range(0, m, _EDGE_CHUNK):
+            b = min(m, a + _EDGE_CHUNK)
+            kept[a:b] &= source.uint64(b - a) < np.uint64(keep_numerator)
+
+
+def release_sparse(data: EncodedGraph | SparseInput, probs: SubsampledProbabilities,
                    source: RandomSource) -> SparseAdjacency:
-    """Sample the subsampled release of ``enc`` in O(m + output) time and memory.
+    """Sample the subsampled release of ``data`` in O(m + output) time and memory.
 
     True edges first (two words each: not flipped, kept), then the candidate
     non-edges in pair order from :func:`bernoulli_positions`, dropping those that
@@ -267,7 +348,9 @@ def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
 
     Parameters
     ----------
-    enc : EncodedGraph
+    data : EncodedGraph or SparseInput
+        The input; :func:`sparse_input` of it made ready before a charge, so
+        that what is allocated after is bounded by public quantities.
     probs : SubsampledProbabilities
     source : RandomSource
 
@@ -275,16 +358,13 @@ def release_sparse(enc: EncodedGraph, probs: SubsampledProbabilities,
     -------
     SparseAdjacency
     """
-    n, directed = enc.n, enc.directed
+    if isinstance(data, EncodedGraph):
+        data = sparse_input(data)
+    n, directed, edges = data.n, data.directed, data.edges
     N = pair_count(n, directed)
-    edges = np.sort(pair_index(enc.rows, enc.cols, n, directed))
     m = edges.size
-    u1 = source.uint64(m)
-    kept = u1 >= np.uint64(probs.flip_numerator)
-    if probs.keep_numerator < _TWO64:
-        kept &= source.uint64(m) < np.uint64(probs.keep_numerator)
-    kept_edges = edges[kept]
-    del u1, kept
+    draw_kept(data.kept, probs.flip_numerator, probs.keep_numerator, source)
+    kept_edges = edges[data.kept]
     counts = np.zeros(n, dtype=np.int64)
     col_dtype = np.int32 if n < 2**31 else np.int64
     col_parts: list[np.ndarray] = []

@@ -45,7 +45,6 @@ from .cluster import WORKER_ENV, local_cluster
 from .edges import EdgeKeys, edge_keys
 from .graph import BlockwiseGraph, ZarrAdjacency
 from .reader import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
-from .tiles import release_tiled
 from .write import StoreBusyError, release_blockwise
 
 __all__ = [
@@ -60,7 +59,6 @@ __all__ = [
     "local_cluster",
     "open_blockwise",
     "release_blockwise",
-    "release_tiled",
     "validate_metadata",
 ]
 

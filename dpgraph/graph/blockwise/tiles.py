@@ -192,11 +192,14 @@ def sample_tile(source: SecureRandom, plan: TilePlan, a: int, b: int, numerator:
 def release_tiled(edges: EdgeKeys, epsilon: float, key: bytes,
                   tile: tuple[int, int] = DEFAULT_TILE, *,
                   nonce: bytes | None = None) -> PrivateGraph:
-    """The blockwise release computed in memory, tile by tile, in one process.
+    """The blockwise release computed in memory, tile by tile: a reference, not a release.
 
-    Bit for bit what :func:`release_blockwise` writes for the same key,
-    nonce, tile shape and input (pass a stored release's ``B.nonce`` to
-    reproduce it); useful as a reference and for graphs that fit in memory.
+    Bit for bit what :func:`~dpgraph.graph.blockwise.release_blockwise`
+    writes for the same key, nonce, tile shape and input (pass a stored
+    release's ``B.nonce`` to reproduce it): the reference the tests compare
+    stores with.  It is not part of the package's face: it charges no ledger
+    and goes through no release transaction, so it must never publish
+    anything (release through ``dpgraph.release`` or ``release_blockwise``).
 
     Parameters
     ----------

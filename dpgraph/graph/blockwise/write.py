@@ -316,8 +316,9 @@ def release_blockwise(
                         replacing=overwrite or resume)
     data = _as_edge_keys(edges, nodes, directed, storage_options)
     plan = TilePlan(data.n, data.directed, tr, tc // 64)
-    check_resources(plan, loc, n_edges=data.keys.size, client=client,
-                    replacing=overwrite or resume)
+    # public quantities only (n, tile, directed): never the input's edge count, so a graph and
+    # its neighbour are refused alike (the edge keys are held already, whatever they cost)
+    check_resources(plan, loc, client=client, replacing=overwrite or resume)
     _refuse_ledger_paths(loc, ledger)
     _refuse_foreign(loc)
     with _store_lock(loc):

@@ -17,11 +17,16 @@ from ...exceptions import DroppedAttributesWarning
 from .._memory import DENSE_RELEASE_ADVICE, SPARSE_RELEASE_ADVICE, check_fits
 from ..encoding import NodeIndex
 from ..inputs import public_n, read_input
-from ..packed import words_per_row
 from .adjacency import TypedAdjacency
-from .encoding import TieValues, encode_typed, has_other_attributes, tie_values, value_bits
-from .sampler import release_typed
-from .sparse import release_sparse_typed, sparse_typed_bytes, typed_subsampling
+from .encoding import TieValues, encode_typed, has_other_attributes, tie_values
+from .sampler import release_typed, typed_release_bytes
+from .sparse import (
+    TypedSubsampling,
+    release_sparse_typed,
+    sparse_typed_bytes,
+    sparse_typed_input,
+    typed_subsampling,
+)
 from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedParts", "typed_release"]
@@ -41,12 +46,15 @@ class TypedParts(NamedTuple):
 def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                   nodes: Sequence[Hashable] | None, ledger: Any, edge_attr: Any,
                   values: Sequence | None, bins: Sequence[Real] | None,
-                  keep: Any, target_edges: Any, max_edges: Any) -> TypedParts:
+                  keep: Any, target_edges: Any, max_edges: Any,
+                  edge_bound: Any = None) -> TypedParts:
     """Release G's pairs with their declared tie values, K-ary mechanism E on every pair.
 
     Every check happens before :meth:`ReleaseTransaction.commit`: the
     declaration, epsilon for K values, the input and its attribute values,
-    ``keep``/``target_edges`` (a sparse typed release) and the memory needed.
+    ``keep``/``target_edges`` (a sparse typed release) and the memory needed,
+    sized from public quantities only (n, K, epsilon, keep and the declared
+    ``edge_bound``, or the worst case), never from the input's ties.
     """
     if edge_attr is None:
         raise TypeError("values= and bins= declare the values of an edge attribute: pass "
@@ -61,27 +69,40 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                         f"attribute, got {type(G).__name__}")
     tx = ReleaseTransaction(epsilon, K=ties.K, seed=seed, ledger=ledger)
     n = public_n(G, nodes)
-    if not sparse and isinstance(n, int) and n >= 2:  # from the node count, before reading G
-        check_fits((value_bits(ties.K) + 2) * n * words_per_row(n) * 8,
-                   f"a typed release of {n:,} nodes with K={ties.K} values", DENSE_RELEASE_ADVICE)
+    sub = None
+    if isinstance(n, int) and n >= 2:  # from public quantities, before reading G
+        sub = _check_typed_fits(tx.probabilities, n, directed, ties.K, sparse, keep,
+                                target_edges, edge_bound)
     with warnings.catch_warnings():  # the typed attribute is released, not dropped
         warnings.simplefilter("ignore", DroppedAttributesWarning)
         enc = read_input(G, directed=directed, nodes=nodes, edge_data=True)
     x = encode_typed(enc, ties)  # the attribute dicts the encoder kept, in its pass
-    sub = None
-    if sparse:  # the output's size, before charging and sampling
-        sub = typed_subsampling(tx.probabilities, enc.n, enc.directed, keep, target_edges)
-        check_fits(sparse_typed_bytes(sub, enc.n, enc.directed, enc.rows.size),
-                   f"a sparse typed release of {enc.n:,} nodes at keep={sub.keep:.3g}",
-                   SPARSE_RELEASE_ADVICE)
+    if not (isinstance(n, int) and n >= 2):  # n was not known from the arguments: it is now
+        sub = _check_typed_fits(tx.probabilities, enc.n, directed, ties.K, sparse, keep,
+                                target_edges, edge_bound)
     if has_other_attributes(enc):
         _warn_other_attributes(ties.edge_attr)
+    data = None if sub is None else sparse_typed_input(enc, x)  # sized with the input
     source = tx.commit()
-    if sub is not None:
-        adjacency = release_sparse_typed(enc, x, sub, source)
+    if data is not None and sub is not None:
+        adjacency = release_sparse_typed(data, None, sub, source)
         return TypedParts(adjacency, enc.index, tx.probabilities, ties, sub.channel, sub.keep)
     adjacency = release_typed(enc, x, tx.probabilities, source)
     return TypedParts(adjacency, enc.index, tx.probabilities, ties)
+
+
+def _check_typed_fits(rr: RRProbabilities, n: int, directed: bool, K: int, sparse: bool,
+                      keep: Any, target_edges: Any, edge_bound: Any) -> TypedSubsampling | None:
+    """Refuse a typed release that cannot fit, from public quantities only; its subsampling."""
+    if not sparse:
+        check_fits(typed_release_bytes(n, K),
+                   f"a typed release of {n:,} nodes with K={K} values", DENSE_RELEASE_ADVICE)
+        return None
+    sub = typed_subsampling(rr, n, directed, keep, target_edges)
+    check_fits(sparse_typed_bytes(sub, n, directed, edge_bound),
+               f"a sparse typed release of {n:,} nodes at keep={sub.keep:.3g}",
+               SPARSE_RELEASE_ADVICE)
+    return sub
 
 
 def _warn_other_attributes(edge_attr: Any) -> None:

@@ -28,13 +28,13 @@ import numpy as np
 from ...core.probabilities import RRProbabilities
 from ...core.randomness import RandomSource
 from ...core.sampling import kary_words, value_bits
-from .._memory import DENSE_RELEASE_ADVICE, check_fits
+from .._memory import NODE_BYTES as _NODE_BYTES
 from ..dense import _GROUP_WORDS, row_bands, sample_bands, sample_packed_flips
 from ..encoding import EncodedGraph
 from ..packed import clear_non_pairs, words_per_row, xor_edges
 from .adjacency import TypedAdjacency
 
-__all__ = ["release_typed", "sample_shift_planes"]
+__all__ = ["release_typed", "sample_shift_planes", "typed_release_bytes"]
 
 
 def sample_shift_planes(n: int, directed: bool, rr: RRProbabilities,
@@ -113,6 +113,24 @@ def _shift_ties(planes: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: 
         np.bitwise_xor.at(views[k], flat[on], bit[on])
 
 
+def typed_release_bytes(n: int, K: int) -> int:
+    """Memory a typed release of ``n`` nodes and ``K`` values needs: public quantities only.
+
+    Its value bit planes and two planes of work (the shift of the ties),
+    one group of sampled words and the sampler's scratch, and the encoded
+    input's node table; checked by the release before its ledger is
+    charged, never by the sampler after.
+
+    Examples
+    --------
+    >>> typed_release_bytes(10_000, 3) > 2 * 10_000 * 157 * 8
+    True
+    """
+    n = int(n)
+    return ((value_bits(K) + 2) * n * words_per_row(n) * 8 + 12 * 8 * _GROUP_WORDS
+            + _NODE_BYTES * n)
+
+
 def release_typed(enc: EncodedGraph, values: np.ndarray, rr: RRProbabilities,
                   source: RandomSource) -> TypedAdjacency:
     """K-ary randomized response on every pair of ``enc``, ties valued ``values``.
@@ -131,6 +149,9 @@ def release_typed(enc: EncodedGraph, values: np.ndarray, rr: RRProbabilities,
     -------
     TypedAdjacency
 
+    The memory is not checked here, after a charge: the release checks
+    :func:`typed_release_bytes` before it.
+
     Examples
     --------
     >>> import networkx as nx
@@ -143,10 +164,6 @@ def release_typed(enc: EncodedGraph, values: np.ndarray, rr: RRProbabilities,
     (3, 3200)
     """
     n, directed, K = enc.n, enc.directed, rr.K
-    nw = words_per_row(n)
-    B = value_bits(K)
-    check_fits((B + 2) * n * nw * 8 + 12 * 8 * _GROUP_WORDS,
-               f"a typed release of {n:,} nodes with K={K} values", DENSE_RELEASE_ADVICE)
     planes = sample_shift_planes(n, directed, rr, source)
     if K == 2:  # (1 + S) mod 2 is the XOR: the binary release's own step
         xor_edges(planes[0], enc.rows, enc.cols)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,9 +53,11 @@ from ..encoding import EncodedGraph
 from ..sparse import KeptResponse, keep_numerator, sparse_release_bytes
 from .sparse_adjacency import SparseTypedAdjacency
 
-__all__ = ["TypedSubsampling", "release_sparse_typed", "sparse_typed_bytes", "typed_subsampling"]
+__all__ = ["SparseTypedInput", "TypedSubsampling", "release_sparse_typed", "sparse_typed_bytes",
+           "sparse_typed_input", "typed_subsampling"]
 
 _TWO64 = 1 << 64
+_EDGE_CHUNK = 1 << 20  # ties whose words are drawn per call: bounds the scratch after the charge
 
 
 class TypedSubsampling(KeptResponse):
@@ -128,27 +131,61 @@ def typed_subsampling(rr: RRProbabilities, n: int, directed: bool, keep: Real | 
                                                rr.epsilon))
 
 
-def sparse_typed_bytes(sub: TypedSubsampling, n: int, directed: bool, m: int) -> int:
+def sparse_typed_bytes(sub: TypedSubsampling, n: int, directed: bool,
+                       edge_bound: int | None = None) -> int:
     """Memory a sparse typed release needs: the binary sparse release's and a value byte a pair.
 
     :func:`~dpgraph.graph.sparse.sparse_release_bytes` with the same
-    (alpha, beta), plus a quarter for the values (a stored pair's column
-    costs 8 or 16 bytes there, its value 2: the parts, then the whole) and
-    24 bytes a true tie (its value, its released value, the sort order).
+    (alpha, beta) and the same public ``edge_bound`` (None: the worst case,
+    never the input's tie count), plus a quarter for the values (a stored
+    pair's column costs 8 or 16 bytes there, its value 2: the parts, then
+    the whole).  What grows with the ties themselves is allocated before
+    the charge (:func:`sparse_typed_input`).
     """
-    base = sparse_release_bytes(sub, n, directed, m)
-    return base + base // 4 + 24 * int(m)
+    base = sparse_release_bytes(sub, n, directed, edge_bound)
+    return base + base // 4
 
 
-def release_sparse_typed(enc: EncodedGraph, values: np.ndarray, sub: TypedSubsampling,
-                         source: RandomSource) -> SparseTypedAdjacency:
+class SparseTypedInput(NamedTuple):
+    """The input of a sparse typed release, made ready before the ledger is charged.
+
+    What grows with the ties is allocated here (their sorted pair index and
+    values, the released values and the mask the sampler fills); after the
+    charge the sampler allocates only what public quantities bound
+    (:func:`sparse_typed_bytes`).
+    """
+
+    n: int
+    directed: bool
+    edges: np.ndarray  # sorted linear pair index of every true tie
+    values: np.ndarray  # their value indices, int64
+    released: np.ndarray  # uint8, filled by the sampler
+    kept: np.ndarray  # bool, filled by the sampler
+
+
+def sparse_typed_input(enc: EncodedGraph, values: np.ndarray) -> SparseTypedInput:
+    """Sort ``enc``'s ties by pair index with their values; allocate the sampler's buffers."""
+    key = pair_index(enc.rows, enc.cols, enc.n, enc.directed)
+    order = np.argsort(key, kind="stable")
+    edges, x = key[order], np.asarray(values, dtype=np.int64)[order]
+    del key, order
+    return SparseTypedInput(enc.n, enc.directed, edges, x, np.empty(x.size, dtype=np.uint8),
+                            np.empty(x.size, dtype=bool))
+
+
+def release_sparse_typed(enc: EncodedGraph | SparseTypedInput, values: np.ndarray | None,
+                         sub: TypedSubsampling, source: RandomSource) -> SparseTypedAdjacency:
     """Sample the sparse typed release of ``enc`` (ties valued ``values``) in O(m + output).
 
     Parameters
     ----------
-    enc : EncodedGraph
-    values : numpy.ndarray of int
-        Value index 1..K-1 of every tie of ``enc``.
+    enc : EncodedGraph or SparseTypedInput
+        The input; :func:`sparse_typed_input` of it made ready before a
+        charge, so that what is allocated after is bounded by public
+        quantities.
+    values : numpy.ndarray of int or None
+        Value index 1..K-1 of every tie of an ``EncodedGraph`` (None for a
+        ``SparseTypedInput``, which holds them).
     sub : TypedSubsampling
     source : RandomSource
 
@@ -167,18 +204,22 @@ def release_sparse_typed(enc: EncodedGraph, values: np.ndarray, sub: TypedSubsam
     >>> A.K, 0 < A.number_of_edges() < 400
     (3, True)
     """
+    if isinstance(enc, EncodedGraph):
+        enc = sparse_typed_input(enc, values)
     n, directed, K = enc.n, enc.directed, sub.K
     N = pair_count(n, directed)
-    key = pair_index(enc.rows, enc.cols, n, directed)
-    order = np.argsort(key, kind="stable")
-    edges, x = key[order], np.asarray(values, dtype=np.int64)[order]
+    edges, x, y = enc.edges, enc.values, enc.released
     m = edges.size
-    y = rr_sample(x, sub.rr, source)  # the dense typed release's value of every true tie
-    kept = y != 0
+    for a in range(0, m, _EDGE_CHUNK):  # the dense typed release's value of every true tie
+        b = min(m, a + _EDGE_CHUNK)
+        y[a:b] = rr_sample(x[a:b], sub.rr, source)  # one word a tie, in order: one stream
+    kept = enc.kept
+    np.not_equal(y, 0, out=kept)
     if sub.keep_numerator < _TWO64:
-        kept &= source.uint64(m) < np.uint64(sub.keep_numerator)
-    kept_edges, kept_values = edges[kept], y[kept].astype(np.uint8)
-    del y, kept
+        for a in range(0, m, _EDGE_CHUNK):
+            b = min(m, a + _EDGE_CHUNK)
+            kept[a:b] &= source.uint64(b - a) < np.uint64(sub.keep_numerator)
+    kept_edges, kept_values = edges[kept], y[kept]
     counts = np.zeros(n, dtype=np.int64)
     col_dtype = np.int32 if n < 2**31 else np.int64
     col_parts: list[np.ndarray] = []

@@ -1,0 +1,146 @@
+"""The table of release kinds: what each kind is and can do, in one place.
+
+A release is one of five kinds; each row says what the rest of the package
+used to re-derive from ``hasattr`` probes and kind strings: its name, the
+payload kind of its file (:mod:`dpgraph.graph.io`), how it stores its pairs
+for memory advice (``storage``: dense, sparse or blockwise, see
+:mod:`dpgraph.graph._memory`), and its capabilities (typed, packed words,
+CSR, store).  :func:`kind_of` reads the row of a release from its adjacency's
+payload kind, once.
+
+Analytics declare what they need (:data:`ANALYTIC_NEEDS`: ``typed``,
+``directed``, ``undirected``, ``packed words``, ``csr``); a release refuses a
+method whose needs its kind and direction do not meet, by the declaration,
+before the analytic runs (:func:`refuse_unmet`).
+
+=============  ============  =========  ====================================
+kind           file payload  storage    capabilities
+=============  ============  =========  ====================================
+dense          packed        dense      packed words
+sparse         sparse        sparse     csr
+typed          typed         dense      typed, packed words
+typed sparse   sparsetyped   sparse     typed, csr
+blockwise      (a store)     blockwise  packed words, store
+=============  ============  =========  ====================================
+
+Adding a kind is one row here, its sampler and size function (module of its
+own), and its payload reader in :mod:`dpgraph.graph.io`; see docs/design.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = ["ANALYTIC_NEEDS", "KINDS", "ReleaseKind", "capabilities", "declare_needs",
+           "kind_of", "refuse_unmet"]
+
+
+@dataclass(frozen=True)
+class ReleaseKind:
+    """One row of the table of release kinds.
+
+    Attributes
+    ----------
+    name : str
+        ``"dense"``, ``"sparse"``, ``"typed"``, ``"typed sparse"`` or ``"blockwise"``.
+    file_kind : str or None
+        The payload kind of its ``.dpg`` file (None: a blockwise store).
+    storage : str
+        How its pairs are held, for memory advice: ``"dense"`` (every pair),
+        ``"sparse"`` (the kept pairs in CSR form) or ``"blockwise"`` (on disk).
+    capabilities : frozenset of str
+        Among ``"typed"``, ``"packed words"``, ``"csr"``, ``"store"``.
+    """
+
+    name: str
+    file_kind: str | None
+    storage: str
+    capabilities: frozenset[str]
+
+
+KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
+    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"})),
+    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"})),
+    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"})),
+    ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"})),
+    ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
+)}
+_BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
+
+
+def kind_of(R: Any) -> ReleaseKind:
+    """The row of the release ``R``, from its adjacency's payload kind.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> G = nx.Graph([(0, 1, {"s": "+"}), (1, 2, {"s": "-"})])
+    >>> kind_of(dpgraph.release(G, 1.0, seed=0, edge_attr="s", values=["+", "-"], keep=0.5)).name
+    'typed sparse'
+    """
+    file_kind = getattr(getattr(R, "adjacency", None), "file_kind", None)
+    try:
+        return _BY_FILE_KIND[file_kind]
+    except KeyError:
+        raise ValueError(f"no release kind stores its pairs as {file_kind!r}") from None
+
+
+def capabilities(R: Any) -> frozenset[str]:
+    """What the release ``R`` offers: its kind's capabilities and its direction."""
+    return kind_of(R).capabilities | {"directed" if R.directed else "undirected"}
+
+
+#: What each analytic that does not apply to every release needs (any other applies to all).
+ANALYTIC_NEEDS: dict[str, frozenset[str]] = {
+    "value_counts": frozenset({"typed"}),
+    "value_fraction": frozenset({"typed"}),
+    "value_degree": frozenset({"typed"}),
+    "value_volume": frozenset({"typed"}),
+    "balance": frozenset({"typed", "undirected"}),
+    "mutual_ties": frozenset({"directed"}),
+    "reciprocity": frozenset({"directed"}),
+}
+
+_HOW = {
+    "typed": "a typed release, dpgraph.release(G, eps, edge_attr=..., values=[...])",
+    "directed": "a directed release, dpgraph.release(G, eps, directed=True)",
+    "undirected": "an undirected release",
+    "packed words": "a full (not sparse) in-memory release",
+    "csr": "a sparse release (keep= or target_edges=)",
+}
+
+
+def refuse_unmet(R: Any, name: str) -> None:
+    """Refuse ``R.name(...)`` when the release does not meet the analytic's declared needs.
+
+    Raises
+    ------
+    TypeError
+        Naming the analytic, what it needs, and what this release is.
+    """
+    missing = ANALYTIC_NEEDS.get(name, frozenset()) - capabilities(R)
+    if missing:
+        need = "; and ".join(_HOW[m] for m in sorted(missing))
+        direction = "directed" if R.directed else "undirected"
+        raise TypeError(f"{name}() needs {need}; this release is {kind_of(R).name} and "
+                        f"{direction}")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def declare_needs(name: str, method: F) -> F:
+    """``method`` refusing, by the declaration of ``name``, a release that lacks what it needs."""
+    if name not in ANALYTIC_NEEDS:
+        return method
+    import functools
+
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if hasattr(self, "adjacency") and hasattr(self, "directed"):  # a release: its needs
+            refuse_unmet(self, name)
+        return method(self, *args, **kwargs)  # anything else: the arguments' own checks
+
+    return checked  # type: ignore[return-value]
