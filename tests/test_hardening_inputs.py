@@ -1,0 +1,180 @@
+"""Hostile and mistaken inputs at the file, key and table boundaries.
+
+Keys given as text (PEM, hex) are read, and no refusal ever quotes key
+material; file headers, blockwise stores and edge lists are bounded before
+they can cost more than their size; tables, bins and labels that would slip
+through a float or a 2-D column are refused or found exactly.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+
+import networkx as nx
+import pytest
+
+import dpgraph
+from dpgraph.cli import main
+from dpgraph.graph.signing import key_source, public_hex, signing_key, verify_key, write_key_files
+
+
+# --------------------------------------------------------------------------- keys as text
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    """A key pair written by keygen, an edge list and a release of it."""
+    d = tmp_path_factory.mktemp("keys")
+    secret, public = write_key_files(d / "curator")
+    G = nx.gnp_random_graph(30, 0.2, seed=3)
+    (d / "edges.txt").write_text("".join(f"{u} {v}\n" for u, v in G.edges()))
+    R = dpgraph.release(G, 1.0, seed=5)
+    return d, secret, public, R
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _all_text(exc: BaseException) -> str:
+    """Everything an exception can show: each chained error's str and repr, the traceback."""
+    parts = ["".join(traceback.format_exception(type(exc), exc, exc.__traceback__))]
+    for link in _chain(exc):
+        parts += [str(link), repr(link), repr(getattr(link, "filename", None)),
+                  repr(getattr(link, "args", None))]
+        # the chained errors also exist when suppressed by "from None": print them regardless
+        parts.append("".join(traceback.format_exception(type(link), link, None)))
+    return "\n".join(parts)
+
+
+def _secret_pieces(text: str) -> list[str]:
+    """Pieces of ``text`` that must never be shown: every 12-character run of its body."""
+    body = re.sub(r"-----[A-Z ]+-----|\s", "", text)
+    return [body[i:i + 12] for i in range(0, max(len(body) - 11, 1), 6)]
+
+
+def test_pem_text_and_hex_keys_sign_and_verify(keys, tmp_path):
+    _d, secret, public, R = keys
+    pem_secret, pem_public = secret.read_text(), public.read_text()
+    assert (key_source(pem_secret), key_source(pem_public)) == ("PEM text", "PEM text")
+    out = tmp_path / "g.dpg"
+    R.save(out, signing_key=pem_secret)  # open("curator.key").read()
+    vk = verify_key(public)
+    hex_public = public_hex(vk)
+    assert key_source(hex_public) == "hex" and key_source(hex_public + "\n") == "hex"
+    for key in (pem_public, pem_public.encode(), hex_public, hex_public.upper() + "\n", public):
+        assert dpgraph.load(out, verify_key=key).number_of_nodes() == 30
+    sk, vk_raw = dpgraph.generate_signing_key()
+    R.save(tmp_path / "raw.dpg", signing_key=sk.hex())  # 128 hex digits: the raw signing key
+    assert dpgraph.load(tmp_path / "raw.dpg", verify_key=vk_raw.hex()).number_of_nodes() == 30
+    with pytest.raises(ValueError, match="signature check failed"):
+        dpgraph.load(tmp_path / "raw.dpg", verify_key=hex_public)
+    # a path stays a path, whatever it is named; a pathlib.Path is always one
+    named = tmp_path / ("ab" * 32)
+    named.write_bytes(public.read_bytes())
+    assert key_source(named) == "path" and key_source(str(public)) == "path"
+    assert public_hex(verify_key(named)) == hex_public
+
+
+def test_cli_takes_the_hex_keygen_prints_and_pem_text(keys, tmp_path, capsys):
+    d = keys[0]
+    assert main(["keygen", str(tmp_path / "c")]) == 0
+    printed = re.search(r"public key ([0-9a-f]{64})", capsys.readouterr().out).group(1)
+    out = tmp_path / "r.dpg"
+    assert main(["release", str(d / "edges.txt"), "--nodes", "30", "-e", "1", "-o", str(out),
+                 "--signing-key", (tmp_path / "c.key").read_text()]) == 0
+    capsys.readouterr()
+    assert main(["cut", str(out), "--S", "0-4", "--T", "5-9", "--verify-key", printed]) == 0
+    assert main(["cut", str(out), "--S", "0-4", "--T", "5-9",
+                 "--verify-key", (tmp_path / "c.pub").read_text()]) == 0
+
+
+def _garbage_keys(secret_pem: str) -> list[tuple[str, object]]:
+    """Text that is not a usable key, each of which may be a secret the user pasted."""
+    body = re.sub(r"-----[A-Z ]+-----|\s", "", secret_pem)
+    return [
+        ("garbage text", "my curator secret is hunter2-and-more-private-words"),
+        ("base64 body", body),  # a PEM body without its armour: taken as a path
+        ("long text", "Zq9" * 5000),  # longer than any file name (ENAMETOOLONG)
+        ("NUL inside", "secret\x00words-that-are-private"),
+        ("hex of no key length", "ab" * 33),
+        ("broken PEM", secret_pem.replace(body[10:30], "!" * 20)),
+        ("multi-line text", "line one secret-words\nline two private-words\n"),
+    ]
+
+
+def _entry_points(keys, tmp_path):
+    _d, secret, _public, R = keys
+    signed = tmp_path / "s.dpg"
+    R.save(signed, signing_key=secret)
+    return {
+        "signing_key()": lambda k: signing_key(k),
+        "verify_key()": lambda k: verify_key(k),
+        "R.save(signing_key=)": lambda k: R.save(tmp_path / "o.dpg", signing_key=k),
+        "dpgraph.load(verify_key=)": lambda k: dpgraph.load(signed, verify_key=k),
+    }
+
+
+def test_no_refusal_quotes_key_material_in_python(keys, tmp_path):
+    _d, secret, _public, _R = keys
+    pem_secret = secret.read_text()
+    cases = _garbage_keys(pem_secret)
+    entries = _entry_points(keys, tmp_path)
+    for name in ("verify_key()", "dpgraph.load(verify_key=)"):  # the private key where it is wrong
+        with pytest.raises(ValueError) as info:
+            entries[name](pem_secret)
+        text = _all_text(info.value)
+        assert "signing (private) key" in str(info.value)
+        assert not any(piece in text for piece in _secret_pieces(pem_secret)), name
+    for entry, call in entries.items():
+        for label, bad in cases:
+            with pytest.raises((ValueError, TypeError)) as info:
+                call(bad)
+            text = _all_text(info.value)
+            assert ("key" in str(info.value)), (entry, label)
+            leaked = [p for p in _secret_pieces(bad) if p in text]
+            assert not leaked, (entry, label, str(info.value))
+            assert not any(p in text for p in _secret_pieces(pem_secret)), (entry, label)
+
+
+def test_refusals_name_the_type_and_length_only(keys):
+    with pytest.raises(ValueError) as info:
+        verify_key("not-a-key-but-private-text")
+    assert "a str of length 26" in str(info.value)
+    with pytest.raises(TypeError, match=r"got a bytes of length 5\b"):
+        signing_key(b"12345")
+    with pytest.raises(TypeError, match="got a float"):
+        verify_key(1.5)
+    missing = "curator-missing.pub"  # a key file's name is shown: it helps, and is no key
+    with pytest.raises(ValueError, match=re.escape(repr(missing))):
+        verify_key(missing)
+
+
+@pytest.mark.parametrize("command", ["release", "cut", "report"])
+def test_no_refusal_quotes_key_material_on_the_command_line(keys, tmp_path, capsys, command):
+    d, secret, _public, R = keys
+    signed = tmp_path / "s.dpg"
+    R.save(signed, signing_key=secret)
+    pem_secret = secret.read_text()
+    bad_keys = [bad for _, bad in _garbage_keys(pem_secret) if "\x00" not in bad]
+    if command != "release":
+        bad_keys.append(pem_secret)  # the secret key given as --verify-key
+    for i, bad in enumerate(bad_keys):
+        if command == "release":
+            argv = ["release", str(d / "edges.txt"), "--nodes", "30", "-e", "1",
+                    "-o", str(tmp_path / f"r{i}.dpg"), "--signing-key", bad]
+        elif command == "cut":
+            argv = ["cut", str(signed), "--S", "0-4", "--T", "5-9", "--verify-key", bad]
+        else:
+            argv = ["report", str(signed), "-o", str(tmp_path / f"r{i}.html"), "--quiet",
+                    "--verify-key", bad]
+        capsys.readouterr()
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert "key" in err and "Traceback" not in err
+        for piece in _secret_pieces(bad) + _secret_pieces(pem_secret):
+            assert piece not in out + err, (command, i, err)
