@@ -178,3 +178,90 @@ def test_no_refusal_quotes_key_material_on_the_command_line(keys, tmp_path, caps
         assert "key" in err and "Traceback" not in err
         for piece in _secret_pieces(bad) + _secret_pieces(pem_secret):
             assert piece not in out + err, (command, i, err)
+
+
+# --------------------------------------------------------------------------- header amplification
+def _dpg_with_header(path, head: bytes) -> int:
+    """A .dpg file whose header is ``head`` (its payload and digest are filler)."""
+    import struct
+
+    from dpgraph.graph.io import MAGIC
+    data = MAGIC + struct.pack("<IQ", 1, len(head)) + head + bytes(64)
+    path.write_bytes(data)
+    return len(data)
+
+
+@pytest.mark.parametrize("filler", [b"{}", b"[]", b"[0]", b'{"":{}}'])
+def test_a_header_of_empty_containers_is_refused_before_it_is_parsed(tmp_path, filler):
+    import tracemalloc
+    count = (6 << 20) // (len(filler) + 1)  # a 6 MiB header, inside the limit of its n
+    head = (b'{"format":"dpgraph","version":1,"kind":"dense","n":8192,"x":['
+            + b",".join([filler] * count) + b"]}")
+    size = _dpg_with_header(tmp_path / "amp.dpg", head)
+    del head
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"amp\.dpg: file header: .* lists/objects .*"
+                                             r"refused unparsed") as info:
+            dpgraph.load(tmp_path / "amp.dpg")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # parsing would build 20-40 times the file; the scan holds the header and a few blocks
+    assert peak <= 3 * size, (peak / size, str(info.value))
+
+
+def test_the_json_scan_counts_exactly_across_block_seams(monkeypatch):
+    """shape() against the parsed document, with blocks small enough to cut every token."""
+    import json
+    import random
+
+    from dpgraph import _safejson
+    rng = random.Random(11)
+
+    def doc(d=0):
+        r = rng.random()
+        if d > 5 or r < 0.4:
+            return rng.choice([1, "a\\", '"[{', '\\\\"', "x" * rng.randint(0, 9), None, "]},:", ""])
+        if r < 0.7:
+            return [doc(d + 1) for _ in range(rng.randint(0, 4))]
+        return {rng.choice(["k", "[", "\\", '"', "k:2,"]): doc(d + 1) for _ in range(rng.randint(0, 3))}
+
+    def exact(x):
+        depth = containers = separators = strings = 0
+        stack = [(x, 0)]
+        while stack:
+            v, d = stack.pop()
+            if isinstance(v, (list, dict)):
+                containers, d = containers + 1, d + 1
+                depth = max(depth, d)
+                separators += max(len(v) - 1, 0) + (len(v) if isinstance(v, dict) else 0)
+                strings += len(v) if isinstance(v, dict) else 0
+                stack += [(c, d) for c in (v.values() if isinstance(v, dict) else v)]
+            elif isinstance(v, str):
+                strings += 1
+        return depth, containers, separators + 1, strings
+
+    for block in (2, 3, 7, 64):
+        monkeypatch.setattr(_safejson, "_SCAN_BLOCK", block)
+        for _ in range(80):
+            x = doc()
+            got = _safejson.shape(json.dumps(x).encode())
+            assert (got.depth, got.containers, got.items, got.strings) == exact(x), x
+
+
+def test_headers_dpgraph_writes_pass_the_scan():
+    """Labels as ints, strings and pairs are parsed, judged by the cost ratio alone."""
+    import json
+
+    from dpgraph import _safejson
+    n = 20_000
+    for labels in (list(range(10**9, 10**9 + n)), [f"user-{i}" for i in range(n)],
+                   [[i, i * 7 % 1000] for i in range(n)]):
+        raw = json.dumps({"format": "dpgraph", "nodes": labels}).encode()
+        monkey = _safejson.FREE_PARSE_BYTES
+        try:
+            _safejson.FREE_PARSE_BYTES = 0  # judged by the ratio alone
+            assert _safejson.loads(raw, "header")["nodes"][-1] == labels[-1]
+        finally:
+            _safejson.FREE_PARSE_BYTES = monkey

@@ -26,7 +26,8 @@ probability, the channel (d, r) and keep are derived from the certified
 integer numerators, and a header whose epsilon, flip_probability, keep or
 channel disagree with them is refused.  The header is parsed only after its
 size is checked against what the declared n needs, with limits on nesting
-depth and number length (see :mod:`dpgraph._safejson`).
+depth, number length and what parsing would build (a scan before it, see
+:mod:`dpgraph._safejson`).
 
 Node labels are stored as JSON: int, str, float (finite), bool, None and
 tuples of those round-trip exactly (tuples are stored as JSON lists and come
