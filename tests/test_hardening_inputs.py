@@ -265,3 +265,64 @@ def test_headers_dpgraph_writes_pass_the_scan():
             assert _safejson.loads(raw, "header")["nodes"][-1] == labels[-1]
         finally:
             _safejson.FREE_PARSE_BYTES = monkey
+
+
+# --------------------------------------------------------------------------- crafted blockwise stores
+def _blockwise_store(path):
+    from dpgraph.graph.blockwise import release_blockwise
+    release_blockwise(nx.gnp_random_graph(300, 0.05, seed=1), 1.0, path, key=bytes(32),
+                      tile=(64, 64))
+    return path
+
+
+def _edit_json(path, edit):
+    import json
+    meta = json.loads(path.read_text())
+    edit(meta)
+    path.write_text(json.dumps(meta))
+
+
+def test_a_store_whose_fill_value_is_not_zero_is_refused(tmp_path):
+    from dpgraph.graph.blockwise import open_blockwise
+    store = _blockwise_store(tmp_path / "v.zarr")
+    # tiles below the diagonal are never written: with this fill they would read as all ones
+    _edit_json(store / "adjacency" / "zarr.json", lambda m: m.update(fill_value=2**64 - 1))
+    with pytest.raises(ValueError, match="'adjacency' has fill value .* not the 0"):
+        open_blockwise(store)
+    store = _blockwise_store(tmp_path / "w.zarr")
+    _edit_json(store / "nodes" / "zarr.json", lambda m: m.update(fill_value=7))
+    with pytest.raises(ValueError, match="'nodes' has fill value"):
+        open_blockwise(store)
+
+
+def test_the_layout_is_checked_where_the_reads_take_it_from(tmp_path, monkeypatch):
+    """Consolidated metadata saying the writer's layout cannot vouch for the arrays' own."""
+    import gzip
+    import shutil
+
+    import zarr
+
+    from dpgraph.graph.blockwise import open_blockwise
+    store = _blockwise_store(tmp_path / "c.zarr")
+    with pytest.warns(UserWarning, match="[Cc]onsolidated"):
+        zarr.consolidate_metadata(str(store))  # a copy of the honest layout in the group
+    assert open_blockwise(store).number_of_nodes() == 300  # an honest consolidated store
+
+    def bomb(m):  # gzip chunks of 2^23 rows: a band check would decode 320 MiB
+        m["chunk_grid"]["configuration"]["chunk_shape"] = [1 << 23, 5]
+        m["codecs"] = [{"name": "bytes", "configuration": {"endian": "little"}},
+                       {"name": "gzip", "configuration": {"level": 1}}]
+    _edit_json(store / "adjacency" / "zarr.json", bomb)
+    shutil.rmtree(store / "adjacency" / "c")
+    (store / "adjacency" / "c" / "0").mkdir(parents=True)
+    (store / "adjacency" / "c" / "0" / "0").write_bytes(gzip.compress(bytes(1 << 16)))
+    decoded = []
+    real = zarr.codecs.GzipCodec._decode_single
+
+    async def counting(self, *args, **kwargs):
+        decoded.append(1)
+        return await real(self, *args, **kwargs)
+    monkeypatch.setattr(zarr.codecs.GzipCodec, "_decode_single", counting)
+    with pytest.raises(ValueError, match="'adjacency' has (chunks|codecs)"):
+        open_blockwise(store)
+    assert decoded == []  # refused before a chunk was decoded
