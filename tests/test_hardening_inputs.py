@@ -326,3 +326,45 @@ def test_the_layout_is_checked_where_the_reads_take_it_from(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="'adjacency' has (chunks|codecs)"):
         open_blockwise(store)
     assert decoded == []  # refused before a chunk was decoded
+
+
+# --------------------------------------------------------------------------- repeated edge-list lines
+def test_an_edge_list_of_repeated_lines_is_read_in_memory_of_its_pairs(tmp_path, monkeypatch):
+    """300,000 lines naming 3 pairs: memory follows the pairs and one block, not the lines."""
+    import dataclasses
+    import gzip
+    import tracemalloc
+
+    from dpgraph.graph import inputs
+    lines = 300_000
+    path = tmp_path / "repeated.txt.gz"
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        fh.write(b"0 1\n2 1\n" + b"0 1\n" * (lines - 3) + b"3 2\n")
+    block = 1 << 16  # the reader's block, small so that the lines are many blocks
+    small = dataclasses.replace(inputs.ReadOptions(), chunk_bytes=block)
+    monkeypatch.setattr(inputs, "ReadOptions", lambda **kw: dataclasses.replace(small, **kw))
+    tracemalloc.start()
+    try:
+        enc = inputs.read_input(path, nodes=5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (enc.rows.tolist(), enc.cols.tolist()) == ([0, 1, 2], [1, 2, 3])  # first-seen order
+    # two int64 a line are 4.8 MB, held and then concatenated; a block is read with ~50x it
+    assert peak < 64 * block + (1 << 20), peak
+
+
+def test_collapsing_keeps_the_first_occurrence_order_and_the_whole_input_counts():
+    import numpy as np
+
+    from dpgraph.graph.edgelist import DistinctKeys
+    rng = np.random.default_rng(5)
+    stream = rng.integers(0, 5000, size=300_000).astype(np.uint64)
+    d = DistinctKeys()
+    for a in range(0, stream.size, 7001):
+        d.add(stream[a:a + 7001])
+    _, first = np.unique(stream, return_index=True)
+    assert np.array_equal(d.keys(), stream[np.sort(first)])
+    G = np.array([[0, 1], [1, 0], [0, 0], [0, 9], [2, 2]])  # refusals count the whole input
+    with pytest.raises(ValueError, match="names 1 edge end"):
+        dpgraph.release(G, 1.0, nodes=5)

@@ -35,6 +35,7 @@ from .._files import check_regular_file
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "MAX_LABEL_BYTES",
+    "DistinctKeys",
     "TableChunk",
     "int_column",
     "open_text_source",
@@ -302,3 +303,51 @@ def int_column(tokens: np.ndarray, lines: np.ndarray, name: str) -> np.ndarray:
         k = int(np.argmin(ok)) if not ok.all() else 0
         raise ValueError(f"{name}, line {int(lines[k])}: expected an integer label")
     return values
+
+
+class DistinctKeys:
+    """The distinct keys of a stream of key blocks, in the order they were first seen.
+
+    Each block is collapsed (``np.unique``) as it arrives and kept with the
+    stream position of each key's first occurrence; the blocks held are
+    merged into one sorted run whenever they outgrow twice the run, so memory
+    is a small multiple of (distinct keys + one block), whatever the number of
+    repeats: an edge list of 40 million ``0 1`` lines holds one key, not 40
+    million.  The total work is O(N log N) for N keys read.
+
+    Examples
+    --------
+    >>> d = DistinctKeys()
+    >>> d.add(np.array([5, 3, 5], dtype=np.uint64)); d.add(np.array([3, 9, 5], dtype=np.uint64))
+    >>> d.keys().tolist()
+    [5, 3, 9]
+    """
+
+    def __init__(self) -> None:
+        self._keys: list[np.ndarray] = []
+        self._first: list[np.ndarray] = []
+        self._held = self._run = self._seen = 0
+
+    def add(self, keys: np.ndarray) -> None:
+        """Add a block of keys (in stream order)."""
+        uniq, first = np.unique(keys, return_index=True)  # stable: each key's first position
+        self._keys.append(uniq)
+        self._first.append(first.astype(np.int64) + self._seen)
+        self._seen += int(keys.size)
+        self._held += int(uniq.size)
+        if len(self._keys) > 1 and self._held > 2 * max(self._run, 1 << 16):
+            self._merge()
+
+    def _merge(self) -> None:
+        # older blocks come first, so the first occurrence in the concatenation is the earliest
+        keys, at = np.unique(np.concatenate(self._keys), return_index=True)
+        first = np.concatenate(self._first)[at]
+        self._keys, self._first = [keys], [first]
+        self._held = self._run = int(keys.size)
+
+    def keys(self) -> np.ndarray:
+        """The distinct keys in order of first occurrence."""
+        if not self._keys:
+            return np.zeros(0, dtype=np.uint64)
+        self._merge()
+        return self._keys[0][np.argsort(self._first[0], kind="stable")]
