@@ -368,3 +368,39 @@ def test_collapsing_keeps_the_first_occurrence_order_and_the_whole_input_counts(
     G = np.array([[0, 1], [1, 0], [0, 0], [0, 9], [2, 2]])  # refusals count the whole input
     with pytest.raises(ValueError, match="names 1 edge end"):
         dpgraph.release(G, 1.0, nodes=5)
+
+
+# --------------------------------------------------------------------------- tables whose column is not one
+def _two_d_tables():
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+    return {
+        "repeated pandas name": pd.DataFrame([[0, 1, 2], [1, 2, 3]],
+                                             columns=["source", "source", "target"]),
+        "polars struct": pl.DataFrame({"source": [{"a": 0, "b": 1}, {"a": 1, "b": 2}],
+                                       "target": [1, 2]}),
+        "polars one-field struct": pl.DataFrame({"source": [{"a": 0}, {"a": 1}],
+                                                 "target": [1, 2]}),
+        "polars list": pl.DataFrame({"source": [[0], [1]], "target": [1, 2]}),
+        "pyarrow struct": pa.table({"source": pa.array([{"a": 0}, {"a": 1}]), "target": [1, 2]}),
+        "first two columns, one a struct": pl.DataFrame({"u": [{"a": 0}, {"a": 3}],
+                                                         "v": [1, 2]}),
+    }
+
+
+@pytest.mark.parametrize("case", list(_two_d_tables()))
+def test_a_table_column_that_is_not_one_column_is_refused(case):
+    G = _two_d_tables()[case]
+    with pytest.raises(ValueError, match=r"column '(source|u)' is not one column of node labels"):
+        dpgraph.release(G, 1.0, nodes=4, seed=1)
+
+
+def test_plain_tables_still_read():
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+    for G in (pd.DataFrame({"source": [0, 1], "target": [1, 2]}),
+              pl.DataFrame({"source": [0, 1], "target": [1, 2]}),
+              pa.table({"source": [0, 1], "target": [1, 2]})):
+        assert dpgraph.graph.read_input(G, nodes=4).rows.tolist() == [0, 1]

@@ -54,6 +54,7 @@ from .edgelist import (
     source_name,
 )
 from .encoding import EncodedGraph, NodeIndex, canonical_node_order, encode_graph
+from .tables import frame_columns, is_dataframe
 
 if TYPE_CHECKING:
     import scipy.sparse
@@ -410,36 +411,9 @@ def _text_positions(tokens: np.ndarray, lines: np.ndarray, by_text: dict[str, in
     return pos[inverse.ravel()]
 
 
-def _is_dataframe(G: Any) -> bool:
-    module = type(G).__module__.split(".")[0]
-    return ((module in ("pandas", "polars", "pyarrow") and hasattr(G, "columns"))
-            or (hasattr(G, "__dataframe__") and not isinstance(G, type)))
-
-
-def _frame_columns(df: Any) -> tuple[list[str], Callable[[str], np.ndarray]]:
-    """Column names and a column reader of a pandas/polars DataFrame or a pyarrow Table."""
-    module = type(df).__module__.split(".")[0]
-    if module == "pyarrow":
-        return list(df.column_names), lambda c: df.column(c).to_numpy()
-    if module in ("pandas", "polars"):
-        return [str(c) for c in df.columns], lambda c: np.asarray(df[_original(df, c)].to_numpy())
-    try:  # anything else that speaks the dataframe interchange protocol: through pandas
-        import pandas as pd
-    except ImportError:
-        raise ImportError(
-            f"a {type(df).__name__} table is read through pandas, which is not installed; "
-            "install it with pip install 'dpgraph[dataframe]'"
-        ) from None
-    return _frame_columns(pd.api.interchange.from_dataframe(df))
-
-
-def _original(df: Any, name: str) -> Any:
-    return next(c for c in df.columns if str(c) == name)
-
-
 def _frame_edges(df: Any, nodes: Any, directed: bool, options: ReadOptions) -> EdgeStream:
     index = vertex_set(nodes, "a table of edges", compact=options.compact)
-    names, column = _frame_columns(df)
+    names, column = frame_columns(df)
     if "source" in names and "target" in names:
         pick = ["source", "target"]
     elif len(names) >= 2:
@@ -462,7 +436,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
               _matrix_like),
     InputKind("the path or URL of an edge-list file", _is_path, _nodes_n, _file_edges,
               _file_like),
-    InputKind("a DataFrame of edges (pandas, polars) or a pyarrow Table", _is_dataframe,
+    InputKind("a DataFrame of edges (pandas, polars) or a pyarrow Table", is_dataframe,
               _nodes_n, _frame_edges),
     InputKind("an (m, 2) array of edges", _is_edge_array, _nodes_n, _array_edges),
 )
