@@ -404,3 +404,64 @@ def test_plain_tables_still_read():
               pl.DataFrame({"source": [0, 1], "target": [1, 2]}),
               pa.table({"source": [0, 1], "target": [1, 2]})):
         assert dpgraph.graph.read_input(G, nodes=4).rows.tolist() == [0, 1]
+
+
+# --------------------------------------------------------------------------- bins beyond floats, frames
+@pytest.mark.parametrize("bins", [[0, 10**400], [-(10**400), 0, 1],
+                                  ["fraction", 0, 10**400], [0.5, 10**309]])
+def test_bins_beyond_the_float_range_are_a_value_error(bins):
+    from fractions import Fraction
+
+    from dpgraph.graph.typed.encoding import tie_values
+    if bins[0] == "fraction":
+        bins = [Fraction(b) for b in bins[1:]]
+    with pytest.raises(ValueError, match="bins must be finite numbers within the float range"):
+        tie_values("w", bins=bins)
+
+
+def _dpgraph_frames(exc: BaseException) -> list[str]:
+    """The frames kept below the public entry point (its wrapper in _frames.py), chain included."""
+    import os
+    found = []
+    for k, link in enumerate(_chain(exc)):
+        tb, below = link.__traceback__, k > 0  # a chained error has no entry frame above it
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if below:
+                found.append(f"{os.path.basename(code.co_filename)}:{code.co_name}")
+            below = below or code.co_filename.endswith("_frames.py")
+            tb = tb.tb_next
+    return found
+
+
+@pytest.mark.parametrize("value, error", [(10**400, ValueError), (-(10**400), ValueError),
+                                          ("s3cr3t-value", TypeError), (True, TypeError)])
+def test_a_refused_tie_value_keeps_no_frame_whatever_its_type(value, error):
+    from fractions import Fraction
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, Fraction(1, 3), "w")
+    G.edges[1, 2]["w"] = value  # one private value the bins cannot map
+    with pytest.raises(error) as info:
+        dpgraph.release(G, 1.0, edge_attr="w", bins=[0, 1, 10], seed=1)
+    assert "1 edge(s)" in str(info.value) and str(value) not in _all_text(info.value)
+    assert _dpgraph_frames(info.value) == []
+
+
+def test_every_refusal_type_is_stripped_of_the_frames_below_the_entry():
+    from dpgraph._frames import drops_input_frames
+
+    @drops_input_frames
+    def entry(secret):
+        def reader(data):
+            raise {"v": ValueError, "t": TypeError, "o": OverflowError, "k": KeyError}[data[0]]()
+        return reader(secret)
+
+    for kind in "vtok":
+        with pytest.raises(Exception) as info:
+            entry(kind + "-private")
+        frames = []
+        tb = info.value.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame.f_code.co_name)
+            tb = tb.tb_next
+        assert "reader" not in frames, (kind, frames)
