@@ -465,3 +465,35 @@ def test_every_refusal_type_is_stripped_of_the_frames_below_the_entry():
             frames.append(tb.tb_frame.f_code.co_name)
             tb = tb.tb_next
         assert "reader" not in frames, (kind, frames)
+
+
+# --------------------------------------------------------------------------- uint64 labels above 2^53
+def _uint64_inputs(pairs):
+    import numpy as np
+    import pandas as pd
+    import polars as pl
+    E = np.array(pairs, dtype=np.uint64)
+    return {"numpy uint64": E,
+            "pandas uint64": pd.DataFrame({"source": E[:, 0], "target": E[:, 1]}),
+            "polars UInt64": pl.DataFrame({"source": E[:, 0], "target": E[:, 1]},
+                                          schema={"source": pl.UInt64, "target": pl.UInt64})}
+
+
+@pytest.mark.parametrize("kind", ["numpy uint64", "pandas uint64", "polars UInt64"])
+def test_uint64_labels_above_2_53_are_found_exactly(kind):
+    nodes = [2**53 + 1 + k for k in range(6)]  # through float64, 2^53 + 1 and 2^53 + 2 meet
+    G = _uint64_inputs([[nodes[0], nodes[1]], [nodes[3], nodes[2]], [nodes[4], nodes[5]]])[kind]
+    enc = dpgraph.graph.read_input(G, nodes=nodes)
+    assert (enc.rows.tolist(), enc.cols.tolist()) == ([0, 2, 4], [1, 3, 5])
+    stray = _uint64_inputs([[nodes[0], 2**53]])[kind]  # no node, though 2^53 + 1 as a float
+    with pytest.raises(ValueError, match="1 edge end"):
+        dpgraph.graph.read_input(stray, nodes=nodes)
+
+
+def test_uint64_query_labels_are_found_exactly():
+    import numpy as np
+    nodes = [2**53 + 1 + k for k in range(6)]
+    index = dpgraph.graph.NodeIndex(nodes)
+    q = np.array([*nodes, 2**53, 2**64 - 1], dtype=np.uint64)
+    assert index.find(q).tolist() == [0, 1, 2, 3, 4, 5, -1, -1]
+    assert index.lookup(q)[1] == 2
