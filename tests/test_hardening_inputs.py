@@ -497,3 +497,19 @@ def test_uint64_query_labels_are_found_exactly():
     q = np.array([*nodes, 2**53, 2**64 - 1], dtype=np.uint64)
     assert index.find(q).tolist() == [0, 1, 2, 3, 4, 5, -1, -1]
     assert index.lookup(q)[1] == 2
+
+
+def test_a_private_key_given_as_a_file_path_is_never_repeated(keys):
+    """A key's PEM text where a release file or an edge list's path belongs."""
+    _, secret, public, _ = keys
+    pem_secret = secret.read_text()
+    for call in (lambda: dpgraph.load(pem_secret),
+                 lambda: dpgraph.load(pem_secret, verify_key=public),
+                 lambda: dpgraph.release(pem_secret, 1.0, nodes=5),
+                 lambda: dpgraph.graph.read_input(pem_secret, nodes=5)):
+        with pytest.raises((ValueError, OSError)) as info:
+            call()
+        assert "not shown" in str(info.value)
+        shown = str(info.value) + repr(info.value) + "".join(
+            traceback.format_exception(type(info.value), info.value, info.value.__traceback__))
+        assert not any(p in shown for p in _secret_pieces(pem_secret))

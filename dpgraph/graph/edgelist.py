@@ -40,6 +40,7 @@ __all__ = [
     "int_column",
     "open_text_source",
     "read_table_chunks",
+    "shown_path",
     "source_name",
 ]
 
@@ -79,11 +80,41 @@ class TableChunk:
         return f"TableChunk(rows={len(self)}, columns={len(self.columns)})"
 
 
-def source_name(path: Any) -> str:
-    """How messages name a source: the file name of a path, the URL as given."""
+def _unshowable(text: str) -> bool:
+    """Text given as a path that a message must not repeat: it may be a key or a record.
+
+    A key's PEM text (pasted where its file's path belongs) and anything with
+    line breaks or other unprintable characters is no path a user typed.
+    """
+    return not text.isprintable() or "-----BEGIN" in text or "PRIVATE KEY" in text
+
+
+def shown_path(path: Any, *, quote: bool = True) -> str:
+    """A path as messages show it (quoted), or its type and length when it may be secret.
+
+    Examples
+    --------
+    >>> shown_path("data/g.txt"), shown_path("-----BEGIN PRIVATE KEY-----\\nMC4C...")
+    ("'data/g.txt'", '(a path not shown: a str of 35 characters)')
+    """
     text = os.fspath(path)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
+    if _unshowable(text):
+        return f"(a path not shown: a {type(path).__name__} of {len(text)} characters)"
+    return repr(text) if quote else text
+
+
+def source_name(path: Any) -> str:
+    """How messages name a source: the file name of a path, the URL as given.
+
+    Text that may be secret (see :func:`shown_path`) is named by its length only.
+    """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if _unshowable(text):
+        return shown_path(text)
     return text if "://" in text else os.path.basename(text) or text
 
 
@@ -109,7 +140,7 @@ class open_text_source:
             self._raw = fsspec.open(self.path, "rb", **self.storage_options).open()
         else:
             # refused before opening: a missing path, a directory, a FIFO or a device
-            check_regular_file(self.path, f"edge list {self.path!r}")
+            check_regular_file(self.path, f"edge list {shown_path(self.path)}")
             self._raw = open(self.path, "rb")
         head = self._raw.read(2)
         self._raw.seek(0)

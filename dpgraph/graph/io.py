@@ -353,11 +353,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     from .. import _safejson
     from ..core.probabilities import rr_probabilities
     from . import signing
+    from .edgelist import shown_path
     from .encoding import NodeIndex
 
     vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    size = check_regular_file(path, str(path)).st_size  # a FIFO would block the open forever
+    # a FIFO would block the open forever; a key's text given as the path is not repeated
+    size = check_regular_file(path, shown_path(path, quote=False)).st_size
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:
