@@ -11,13 +11,14 @@ are refused.
 
 Parsing also costs memory out of proportion to the text: ``[{},{},...]``
 makes a Python dict (64 bytes and more) of every three bytes.  Before
-parsing, :func:`shape` scans the text (strings blanked out, counts and depth
-in C loops over 1 MiB at a time, so the scan allocates about the text's size)
+parsing, :func:`shape` scans the text (outside its strings, 64 KiB at a
+time, so the scan allocates a few MiB whatever the size; about the time of
+the parse, see ``benchmarks/bench_header_scan.py``)
 and :func:`loads` refuses text nested deeper than :data:`MAX_DEPTH`, or whose
 containers and items would cost more than :data:`MAX_AMPLIFICATION` times its
 size (and more than :data:`FREE_PARSE_BYTES`) to build.  The cost is counted
-as :data:`CONTAINER_COST` bytes a list or object and :data:`ITEM_COST` bytes
-an item: a list of numbers or strings costs 4 to 8 times its text, a list
+as :data:`CONTAINER_COST` bytes a list or object, :data:`ITEM_COST` bytes an
+item and :data:`STRING_COST` more a string: a list of numbers or strings costs 4 to 8 times its text, a list
 of distinct pairs ``[123,456]`` about 18, a list of empty objects about 47.
 """
 
@@ -56,6 +57,7 @@ _CLASSES[[ord("]"), ord("}")]] = _CLOSE
 _CLASSES[[ord(","), ord(":")]] = _SEPARATOR
 _CLASSES[ord('"')] = _QUOTE
 _CLASSES[ord("\\")] = _BACKSLASH
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class Shape(NamedTuple):
@@ -74,9 +76,10 @@ def shape(raw: bytes) -> Shape:
     A quote preceded by an even number of backslashes opens or closes a
     string; brackets, commas and colons outside strings are counted, and the
     nesting depth is the largest running sum of openings minus closings.  The
-    scan runs over 64 KiB at a time with a few numpy arrays of that size, so
-    it allocates a fixed amount whatever the text (about 1 MiB).  Malformed text gets some
-    shape; the parser refuses it afterwards.
+    scan runs over 64 KiB at a time (split at its quotes, or, when it holds a
+    backslash, a few numpy arrays of that size), so it allocates a fixed
+    amount whatever the text (a few MiB).  Malformed text gets some shape;
+    the parser refuses it afterwards.
 
     Examples
     --------
@@ -86,32 +89,47 @@ def shape(raw: bytes) -> Shape:
     depth = level = containers = separators = quotes = 0
     inside, backslashes = False, 0  # carried from one block to the next
     for start in range(0, len(raw), _SCAN_BLOCK):
-        codes = _CLASSES[np.frombuffer(raw, dtype=np.uint8, offset=start,
-                                       count=min(_SCAN_BLOCK, len(raw) - start))]
-        quote = codes == _QUOTE
-        is_bs = codes == _BACKSLASH
-        if backslashes or is_bs.any():  # a quote after an odd run of backslashes is text
-            index = np.arange(len(codes), dtype=np.int32)
-            last_other = np.maximum.accumulate(np.where(is_bs, -1, index))
-            run = index - last_other  # backslashes ending at each position
-            run[last_other < 0] += backslashes
-            quote[1:] &= run[:-1] % 2 == 0
-            quote[0] &= backslashes % 2 == 0
-            backslashes = int(run[-1])
-        within = (np.cumsum(quote, dtype=np.int32) + inside) % 2 == 1  # in a string
-        bare = np.where(within, _OTHER, codes)
-        opens, closes = bare == _OPEN, bare == _CLOSE
-        running = np.cumsum(opens, dtype=np.int32) - np.cumsum(closes, dtype=np.int32)
-        depth = max(depth, level + int(running.max()))
-        level += int(running[-1])
-        containers += int(np.count_nonzero(opens))
-        separators += int(np.count_nonzero(bare == _SEPARATOR))
-        count = int(np.count_nonzero(quote))
+        block = raw[start:start + _SCAN_BLOCK]
+        if backslashes == 0 and b"\\" not in block:  # no escape: split at the quotes, in C
+            pieces = block.split(b'"')
+            count = len(pieces) - 1
+            bare = b"".join(pieces[1 if inside else 0::2])  # the text outside strings
+            backslashes = 0
+        else:
+            bare, count, backslashes = _outside_escaped(block, inside, backslashes)
         quotes += count
         inside = (count + inside) % 2 == 1
+        separators += bare.count(b",") + bare.count(b":")
+        brackets = np.frombuffer(bare.translate(None, _NOT_BRACKETS), dtype=np.uint8)
+        if brackets.size:
+            # "[" and "{" have bit 1 set, "]" and "}" clear: +1 for an opening, -1 a closing
+            running = np.cumsum((brackets & 2).astype(np.int32) - 1)
+            depth = max(depth, level + int(running.max()))
+            level += int(running[-1])
+            containers += (brackets.size + int(running[-1])) // 2
     items, strings = separators + 1, quotes // 2
     return Shape(depth, containers, items, strings,
                  CONTAINER_COST * containers + ITEM_COST * items + STRING_COST * strings)
+
+
+def _outside_escaped(block: bytes, inside: bool, backslashes: int) -> tuple[bytes, int, int]:
+    """The text of ``block`` outside strings, its unescaped quotes and trailing backslashes.
+
+    A quote after an odd run of backslashes (carried in from the last block
+    too) is text; a block with no backslash never comes here.
+    """
+    codes = _CLASSES[np.frombuffer(block, dtype=np.uint8)]
+    quote = codes == _QUOTE
+    is_bs = codes == _BACKSLASH
+    index = np.arange(len(codes), dtype=np.int32)
+    last_other = np.maximum.accumulate(np.where(is_bs, -1, index))
+    run = index - last_other  # backslashes ending at each position
+    run[last_other < 0] += backslashes
+    quote[1:] &= run[:-1] % 2 == 0
+    quote[0] &= backslashes % 2 == 0
+    within = (np.cumsum(quote, dtype=np.int32) + inside) % 2 == 1  # in a string
+    bare = np.frombuffer(block, dtype=np.uint8)[~within & ~quote].tobytes()
+    return bare, int(np.count_nonzero(quote)), int(run[-1])
 
 
 def _depth(doc: Any) -> int:
