@@ -10,7 +10,12 @@ beneath :mod:`dpgraph.graph` (release, cuts, analytics), with experiments and
 the command line on top.
 """
 
-from . import bounds, core, datasets
+from . import (
+    bounds,
+    core,
+    datasets,
+    local,  # collection without a trusted curator (edge LDP); registers its file kind
+)
 from ._version import __version__
 from .core import Estimate
 from .exceptions import BudgetExceededError, SeededReleaseWarning
@@ -31,6 +36,7 @@ __all__ = [
     "datasets",
     "generate_signing_key",
     "load",
+    "local",
     "plan",
     "release",
 ]

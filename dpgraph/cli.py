@@ -7,6 +7,7 @@
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
     dpgraph plan --nodes N --epsilon E ...        planned errors, or the epsilon a target needs
     dpgraph report FILE -o report.html            a self-contained HTML report of a release
+    dpgraph collect tokens|serve|close DIR        collection from users' own reports (edge LDP)
 
 Each command module registers its own sub-commands; this file only wires them.
 """
@@ -80,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from . import commands, planning_cli
     from ._version import __version__
+    from .cli_types import add_max_seconds_option
+    from .local import cli as local_cli
 
     ap = _Parser(
         prog="dpgraph", description="Differentially private graph release (mechanism E)."
@@ -88,11 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.register_commands(sub)
     planning_cli.register(sub)  # dpgraph plan, dpgraph report
+    local_cli.register(sub)  # dpgraph collect tokens | serve | close
     exp = sub.add_parser(
         "experiment", help="run one of the paper's experiments or the peer benchmark"
     ).add_subparsers(dest="experiment", required=True, metavar="NAME")
     for name in EXPERIMENT_MODULES:
         importlib.import_module(f"dpgraph.experiments.{name}").register(exp)
+    for parser in exp.choices.values():  # every experiment takes a time limit, none by default
+        add_max_seconds_option(parser)
     return ap
 
 
@@ -103,19 +109,27 @@ def main(argv: list[str] | None = None) -> int:
     over-budget release, too little memory) is reported on one line
     ``dpgraph: error: ...``, never as a traceback; an unexpected failure is
     reported the same way by its type alone (its message might quote input).
-    Warnings are one line ``dpgraph: warning: ...`` each.
+    Warnings are one line ``dpgraph: warning: ...`` each.  Ctrl-C ends it with
+    ``dpgraph: interrupted`` (exit code 130).  ``--max-seconds`` (report,
+    experiments) is the time limit of every analytic the command runs.
     """
     args = build_parser().parse_args(argv)
     previous = warnings.showwarning
     warnings.showwarning = _one_line_warning
+    from .graph.analytics import time_limit
+
     try:
-        return int(args.func(args) or 0)
+        with time_limit(getattr(args, "max_seconds", None)):
+            return int(args.func(args) or 0)
     except (ValueError, TypeError, MemoryError, OSError, RecursionError, OverflowError) as exc:
         message = str(exc)
         if isinstance(exc, OSError) and exc.strerror:  # e.g. IsADirectoryError, PermissionError
             message = f"{exc.filename or ''}: {exc.strerror}".lstrip(": ")
         print(f"dpgraph: error: {message or type(exc).__name__}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        print("dpgraph: interrupted", file=sys.stderr)
+        return 130
     except ImportError as exc:  # an optional dependency; its message says what to install
         print(f"dpgraph: error: {exc}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ from typing import Any
 
 from .cli_types import (
     RELEASE_FILE_HELP,
+    add_max_seconds_option,
     add_output_options,
     check_output,
     int_option,
@@ -216,7 +217,7 @@ def _report(args: argparse.Namespace) -> int:
 
     signer = None if key is None else public_hex(key)
     html = build_report(R, title=args.title or R.name or path.name, progress=progress,
-                        verified_by=signer)
+                        verified_by=signer, max_seconds=args.max_seconds)
     write_text_atomic(out, html)  # replaced, never truncated: a hard link keeps its content
     print(f"wrote {out} ({len(html) // 1024} KiB)")
     if args.open:
@@ -284,6 +285,7 @@ def register(subparsers: Any) -> None:
                         "else the file name)")
     r.add_argument("--open", action="store_true", help="open the report in a web browser")
     r.add_argument("--quiet", action="store_true", help="no progress messages")
+    add_max_seconds_option(r)
     r.add_argument("--verify-key", default=None, metavar="FILE",
                    help="the curator's verify key (.pub from 'dpgraph keygen'): refuse the file "
                         "unless it is signed by it, and say so in the report")

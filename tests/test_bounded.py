@@ -132,7 +132,8 @@ def test_analytics_refuse_with_both_sizes(make, method, avail, monkeypatch):
     sizes = re.findall(_SIZE, msg)
     assert len(sizes) >= 2, msg
     assert "0.00 GiB" not in msg and "0.00 MiB" not in msg, msg
-    assert ("needs" in msg and "available" in msg) or "exceeds the budget" in msg, msg
+    assert ("needs" in msg and "available" in msg) or \
+        re.search(r"it exceeds max_memory=" + _SIZE, msg), msg
     if make is _sparse:  # never what the release already is
         assert SPARSE_HINT not in msg and "sparse (keep=)" not in msg, msg
 
@@ -291,8 +292,7 @@ _UNDER_LIMIT = textwrap.dedent("""
         "to_edgelist": lambda: R.to_edgelist(os.path.join(tmp, "e.txt")),
         "synthesize": R.synthesize, "triangles": R.triangles, "transitivity": R.transitivity,
         "degree_distribution": R.degree_distribution,
-        # memory is under test here, not time: a budget no loaded machine can exceed
-        "communities": lambda: R.communities(budget_seconds=3600),
+        "communities": R.communities,
         "report": lambda: build_report(R),
     }
     for name, call in calls.items():  # each call gets 160 MiB of address space beyond the process's
@@ -320,8 +320,9 @@ def test_every_method_under_an_address_space_limit(kind):
         status, msg = out[name]
         if status == "refused":  # sized first: a message with sizes, not "Unable to allocate"
             assert len(re.findall(_SIZE, msg)) >= 2 and "0.00 GiB" not in msg, msg
-            if name in ("triangles", "transitivity"):  # the plan's refusal: cost and budget
-                assert "exceeds the budget" in msg, msg
+            if name in ("triangles", "transitivity"):  # the plan's refusal: cost and the limit
+                assert re.search(r"it exceeds max_memory=" + _SIZE, msg), msg
+                assert "max_seconds" not in msg, msg  # the time fits: only memory is said
                 continue
             assert "needs" in msg and "available" in msg, msg
             if name == "synthesize" and not msg.startswith("R.synthesize()"):

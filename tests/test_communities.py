@@ -249,9 +249,9 @@ def _forbid_work(monkeypatch):
     monkeypatch.setattr(community, "eigen_above", boom)
 
 
-def test_over_budget_is_refused_before_any_pass(monkeypatch):
-    """A budget below the predicted seconds raises CostLimitError (a MemoryError) before
-    the finding copy or any product, naming the prediction, budget_seconds and the value
+def test_over_max_seconds_is_refused_before_any_pass(monkeypatch):
+    """A max_seconds below the predicted seconds raises CostLimitError (a MemoryError) before
+    the finding copy or any product, naming the prediction, max_seconds and the value
     that allows the call; that value does allow it."""
     from dpgraph.graph.analytics.community import CostLimitError
 
@@ -259,26 +259,26 @@ def test_over_budget_is_refused_before_any_pass(monkeypatch):
     R = dpgraph.release(G, epsilon=3.0, seed=0)
     with monkeypatch.context() as m:
         _forbid_work(m)
-        with pytest.raises(CostLimitError, match=r"budget_seconds=1e-06.*Pass budget_seconds=\d+") \
+        with pytest.raises(CostLimitError, match=r"max_seconds=1e-06.*Pass max_seconds=\d+") \
                 as info:
-            R.communities(budget_seconds=1e-6)
+            R.communities(max_seconds=1e-6)
     assert isinstance(info.value, MemoryError) and "predicted" in str(info.value)
-    allowed = int(str(info.value).split("Pass budget_seconds=")[1].split()[0])
-    assert R.communities(budget_seconds=allowed).resolvable
+    allowed = int(str(info.value).split("Pass max_seconds=")[1].split()[0])
+    assert R.communities(max_seconds=allowed).resolvable
 
 
-def test_budget_is_validated_at_the_boundary():
+def test_max_seconds_is_validated_at_the_boundary():
     R = dpgraph.release(nx.karate_club_graph(), epsilon=1.0, seed=0)
     for bad in (0, -1.0):
-        with pytest.raises(ValueError, match="budget_seconds"):
-            R.communities(budget_seconds=bad)
+        with pytest.raises(ValueError, match="max_seconds"):
+            R.communities(max_seconds=bad)
 
 
-def test_within_budget_the_result_is_the_same():
-    """The plan decides only whether to run: within any budget the result is identical."""
+def test_within_the_limit_the_result_is_the_same():
+    """The plan decides only whether to run: within any limit the result is identical."""
     G = nx.planted_partition_graph(2, 150, 0.3, 0.01, seed=1)
     R = dpgraph.release(G, epsilon=3.0, seed=0)
-    a, b = R.communities(), R.communities(budget_seconds=1e9)
+    a, b = R.communities(), R.communities(max_seconds=1e9)
     assert a.plan.mode == b.plan.mode == "run" and a.resolvable
     assert a.partition == b.partition and a.modularity == b.modularity
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dpgraph"
 #: the upper layers: apps on top of core and graph; they import faces only
-UPPER = ("experiments", "baselines", "report", "planner", "audit.py", "commands.py", "cli.py",
+UPPER = ("experiments", "baselines", "report", "planner", "local", "audit.py", "commands.py", "cli.py",
          "cli_types.py", "planning_cli.py")
 
 
@@ -108,7 +108,7 @@ LAYERS = (
     ("core",),
     ("graph", "bounds"),
     ("datasets",),
-    ("audit", "planner", "baselines", "cli_types"),
+    ("audit", "planner", "baselines", "cli_types", "local"),
     ("report",),
     ("experiments",),
     ("commands", "planning_cli", "cli", "__main__", ""),  # "": the front door, __init__

@@ -5,7 +5,8 @@ The faces of this layer: :func:`release` and :func:`load`, the released graph
 analytics are typed on, the storage protocols (:class:`Adjacency`,
 :class:`PackedWords`, :class:`ValuedAdjacency` of a typed release), the declared
 tie values of a typed release (:class:`TieValues`) and the public vertex order
-(:func:`canonical_node_order`).  For the layers above (baselines, experiments,
+(:func:`canonical_node_order`), the packed adjacency (:class:`PackedAdjacency`) and
+:func:`register_kind` (a file kind of an upper layer, e.g. a collected release).  For the layers above (baselines, experiments,
 planner, command line): the input table's reader (:func:`read_input`,
 :func:`encode_graph`), the edge-list reader (:func:`read_table_chunks`,
 :func:`source_name`), the signing keys (:func:`signing_key`,
@@ -15,11 +16,13 @@ channels of a planned release (:func:`subsampled_probabilities`,
 """
 
 from .adjacency import Adjacency, PackedWords, ValuedAdjacency
+from .answers import NodeEstimates
 from .edgelist import read_table_chunks, source_name
 from .encoding import NodeIndex, canonical_node_order, encode_graph
 from .entry import load, release
 from .inputs import read_input
-from .io import check_savable
+from .io import check_savable, register_kind
+from .packed import PackedAdjacency
 from .private import PrivateGraph
 from .protocol import Release
 from .signing import key_source, public_hex, signing_key, verify_key, write_key_files
@@ -29,7 +32,9 @@ from .typed.planning import typed_count_std, typed_cut_std
 
 __all__ = [
     "Adjacency",
+    "NodeEstimates",
     "NodeIndex",
+    "PackedAdjacency",
     "PackedWords",
     "PrivateGraph",
     "Release",
@@ -45,6 +50,7 @@ __all__ = [
     "public_hex",
     "read_input",
     "read_table_chunks",
+    "register_kind",
     "release",
     "signing_key",
     "source_name",

@@ -16,7 +16,7 @@ from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
 from .dense import release_packed
 from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input
-from .io import read_release
+from .io import read_release, release_type
 from .private import PrivateGraph
 from .sparse import (
     SubsampledProbabilities,
@@ -169,7 +169,7 @@ def release(
 
         parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
                               edge_attr=edge_attr, values=values, bins=bins, keep=keep,
-                              target_edges=target_edges, max_edges=max_edges, stacklevel=4)
+                              target_edges=target_edges, max_edges=max_edges)
         return PrivateGraph(parts.adjacency, parts.index, parts.probabilities, parts.channel,
                             parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
@@ -196,7 +196,7 @@ def release(
     if pad is not None:
         pad.check(enc.rows.size)
     # every input is validated above: charge, warn about a seed, then sample
-    source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
+    source = tx.commit()  # the seeded-release warning names the user's line
     R = _sample(enc, probs, rr, source)
     if pad is not None:
         pad.finish()
@@ -260,4 +260,5 @@ def load(path: str | os.PathLike, *, verify_key: Any = None) -> PrivateGraph:
     >>> R.nodes, R.epsilon
     (NodeView((0, 1, 2, 3, 4)), 2.0)
     """
-    return PrivateGraph(*read_release(path, verify_key=verify_key))
+    parts = read_release(path, verify_key=verify_key)
+    return release_type(parts.adjacency, PrivateGraph)(*parts)

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from .._files import check_regular_file, remove_leftovers, write_atomic
+from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
 from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import (
     header_tie_values,
@@ -64,7 +64,8 @@ from .typed.typed_io import (
     typed_read,
 )
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
+           "register_kind", "release_type"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -152,6 +153,26 @@ KINDS: dict[str, tuple[Any, Any]] = {
     "sparsetyped": (sparse_typed_payload, sparse_typed_read),
 }
 _TYPED_KINDS = ("typed", "sparsetyped")
+#: kind -> the class :func:`dpgraph.load` builds for it (PrivateGraph when not listed)
+RELEASE_TYPES: dict[str, Any] = {}
+
+
+def register_kind(kind: str, writer: Any, reader: Any, release_type: Any) -> None:
+    """Add a payload kind of an upper layer (its writer, checking reader and release class).
+
+    ``writer(adjacency) -> (header fields, payload)`` and ``reader(payload, header, n,
+    directed) -> adjacency`` as for the built-in kinds; :func:`dpgraph.load` builds a
+    ``release_type`` (a PrivateGraph subclass) from a file of this kind.
+    """
+    if not re.fullmatch(r"[a-z]{1,16}", kind) or (kind in KINDS and KINDS[kind] != (writer, reader)):
+        raise ValueError(f"file kind {kind!r} is taken or not 1 to 16 lowercase letters")
+    KINDS[kind] = (writer, reader)
+    RELEASE_TYPES[kind] = release_type
+
+
+def release_type(adjacency: Any, default: Any) -> Any:
+    """The class a loaded release of this adjacency's kind is (``default`` for built-in kinds)."""
+    return RELEASE_TYPES.get(getattr(adjacency, "file_kind", None), default)
 
 
 def _kind_of(adj: Any) -> str:
@@ -259,7 +280,9 @@ class IOMixin:
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
         if path.is_dir():
             raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
-        remove_leftovers(path)
+        key_file = signing_key if isinstance(signing_key, (str, os.PathLike)) else None
+        refuse_overwrite(path, f"cannot save to {path}: it", [("the signing_key file", key_file)])
+        remove_leftovers(path, MAGIC)
 
         def parts() -> Iterator[Any]:
             for part in (prefix, head, memoryview(payload).cast("B")):
@@ -428,9 +451,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
                 and isinstance(nodes, list) and len(nodes) == n):
             raise ValueError(f"{path.name}: header fields n/directed/nodes are inconsistent")
         eps_raw, num_raw = header.get("epsilon"), header.get("flip_numerator")
-        if not (_is_number(eps_raw) and isinstance(num_raw, str) and num_raw.isdigit()
-                and len(num_raw) <= 20):
-            raise ValueError(f"{path.name}: header lacks a valid epsilon or flip numerator")
+        if not _is_number(eps_raw):
+            raise ValueError(f"{path.name}: header field epsilon must be a number; the file is "
+                             "corrupted")
+        if not (isinstance(num_raw, str) and num_raw.isascii() and num_raw.isdigit()
+                and len(num_raw) <= 20):  # isdigit alone admits superscripts int() refuses
+            raise ValueError(f"{path.name}: header field flip_numerator must be a decimal integer "
+                             "of at most 20 digits 0-9 in a string; the file is corrupted")
         numerator, epsilon = int(num_raw), float(eps_raw)
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):

@@ -166,7 +166,8 @@ def _read_key_file(path: Path, name: str) -> bytes:
         # block, and no other file can be swapped in between the check and the read
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        problem = "no such key file {} (make a pair with 'dpgraph keygen PREFIX', or pass a key's PEM text or hex)"
+        problem = ("no such key file {} (make a pair with 'dpgraph keygen PREFIX', or pass a "
+                   "key's PEM text or hex)")
     except IsADirectoryError:
         problem = "{} is a directory, not a key file"
     except (OSError, ValueError):  # a name too long, a NUL in it, no permission...
@@ -174,13 +175,13 @@ def _read_key_file(path: Path, name: str) -> bytes:
     # raised here, outside the handler: the OSError's filename would travel as __context__
     if problem is not None:
         raise ValueError(f"{name}: " + problem.format(_shown(str(path))))
+    mode = os.fstat(fd).st_mode  # before fdopen, which refuses a folder naming the fd
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket " \
+            "or device)"
+        raise ValueError(f"{name}: {_shown(str(path))} is {what}, not a key file")
     with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if stat.S_ISDIR(mode):
-            raise ValueError(f"{name}: {_shown(str(path))} is a directory, not a key file")
-        if not stat.S_ISREG(mode):
-            raise ValueError(f"{name}: {_shown(str(path))} is not a regular file (a FIFO, socket "
-                             "or device), not a key file")
         data = fh.read(_MAX_KEY_FILE + 1)
     if len(data) > _MAX_KEY_FILE or not data.lstrip().startswith(_PEM):
         raise ValueError(f"{name}: {_shown(str(path))} is not a key file (a PEM file as written by "

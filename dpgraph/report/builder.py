@@ -13,6 +13,7 @@ import numpy as np
 
 from .._version import __version__
 from ..core import Estimate, count_estimate
+from ..graph.analytics import time_limit
 from ..planner import DEFAULT_EPSILONS, cut_std, plan
 from . import figures
 from .flags import detectability, distribution_band
@@ -269,7 +270,7 @@ def _cut_table(R: Any, density: float) -> list[dict]:
 
 def report_context(R: Any, title: str = "dpgraph release",
                    progress: Callable[[str], None] | None = None,
-                   verified_by: str | None = None) -> dict:
+                   verified_by: str | None = None, max_seconds: float | None = None) -> dict:
     """Everything the template shows, computed from the release ``R`` alone.
 
     Parameters
@@ -284,7 +285,19 @@ def report_context(R: Any, title: str = "dpgraph release",
     verified_by : str, optional
         Hex of the verify key the file's signature was checked against
         (``dpgraph report --verify-key``); None when it was not checked.
+    max_seconds : float, optional
+        Wall-clock seconds each long computation (the triangle pass,
+        community detection) may take; one predicted or running over it is
+        listed under "Not computed" with the reason.  None: no limit (only
+        a prediction of hours is refused, by the analytics' own rule).
     """
+    with time_limit(max_seconds):
+        return _context(R, title, progress, verified_by)
+
+
+def _context(R: Any, title: str, progress: Callable[[str], None] | None,
+             verified_by: str | None) -> dict:
+    """:func:`report_context` within its time limit."""
     progress = progress or (lambda step, seconds=None: None)
     timings: list = []
     t0 = time.perf_counter()
@@ -337,7 +350,7 @@ def report_context(R: Any, title: str = "dpgraph release",
 
 def build_report(R: Any, title: str = "dpgraph release",
                  progress: Callable[[str], None] | None = None,
-                 verified_by: str | None = None) -> str:
+                 verified_by: str | None = None, max_seconds: float | None = None) -> str:
     """A self-contained HTML page describing the release ``R`` for an analyst.
 
     Post-processing of the release only (no privacy cost): what it protects,
@@ -355,6 +368,9 @@ def build_report(R: Any, title: str = "dpgraph release",
         ``progress(step, seconds)`` when it ends.
     verified_by : str, optional
         Hex of the verify key the file's signature was checked against.
+    max_seconds : float, optional
+        Wall-clock seconds each long computation may take (see
+        :func:`report_context`); None: no limit.
 
     Returns
     -------
@@ -371,7 +387,7 @@ def build_report(R: Any, title: str = "dpgraph release",
     """
     if not (hasattr(R, "channel") and hasattr(R, "number_of_nodes")):
         raise TypeError(f"R must be a dpgraph PrivateGraph, got {type(R).__name__}")
-    return render_report(report_context(R, str(title), progress, verified_by))
+    return render_report(report_context(R, str(title), progress, verified_by, max_seconds))
 
 
 def render_report(context: dict) -> str:

@@ -73,9 +73,16 @@ from .motifs import (
 )
 from .partition import modularity
 from .synthesis import synthesize
-from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
+from .triangle_planning import (
+    UNLIMITED_CEILING,
+    CostLimitError,
+    TrianglePlan,
+    time_limit,
+    triangle_plan,
+)
 
 __all__ = [
+    "UNLIMITED_CEILING",
     "Communities",
     "CostLimitError",
     "DegreeDistribution",
@@ -99,6 +106,7 @@ __all__ = [
     "modularity",
     "number_of_edges",
     "synthesize",
+    "time_limit",
     "transitivity",
     "triangle_plan",
     "triangle_statistics",

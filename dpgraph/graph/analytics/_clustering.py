@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
 from ...core.estimators import count_estimate
@@ -275,6 +275,22 @@ class ClusteringSets:
         return lo, hi
 
 
+class LevelSets:
+    """The interval rule of :func:`.motifs.average_clustering`: the sets at the level of ``z`` (cached)."""
+
+    def __init__(self, sets: ClusteringSets) -> None:
+        self.sets = sets
+        self.done: dict = {}
+
+    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
+        level = float(2 * ndtr(z) - 1)
+        key = round(level, 12)
+        if key not in self.done:
+            self.done[key] = self.sets.interval(level)
+        lo, hi = self.done[key]
+        return float(np.clip(lo, low, high)), float(np.clip(hi, low, high))
+
+
 def _window(k: int, p: float) -> tuple[int, int]:
     """Support of Bin(k, p) outside which the mass is negligible (12 sd)."""
     if k <= 0:
@@ -284,6 +300,4 @@ def _window(k: int, p: float) -> tuple[int, int]:
 
 
 def _normal_cdf(x: np.ndarray) -> np.ndarray:
-    from scipy.special import ndtr
-
     return ndtr(x)

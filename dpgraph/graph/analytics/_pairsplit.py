@@ -108,7 +108,8 @@ class PairSplit:
         return PackedAdjacency(out, n, False)
 
     def block_counts(self, adjacency: Any, labels: list[np.ndarray],
-                     counterfactual: list | None = None, weight: float = 0.0) -> dict:
+                     counterfactual: list | None = None, weight: float = 0.0,
+                     tick: Any = None) -> dict:
         """Released edges and pairs of the select and score parts between communities.
 
         Parameters
@@ -129,6 +130,9 @@ class PairSplit:
             they would be in had the pair been a finding edge.
         weight : float
             f alpha, the probability that a true edge is a finding edge.
+        tick : callable, optional
+            Called before each row block (a time limit's check: it may raise
+            to stop the pass; nothing is returned then).
 
         Returns
         -------
@@ -148,6 +152,8 @@ class PairSplit:
         acc = {name: [(np.zeros(k * k), np.zeros(k * k)) for k in ks] for name, _, _ in parts}
         below = ~np.triu(np.ones((ROWS, ROWS), dtype=bool), 1)  # j <= i in the diagonal square
         for i0, bits in adjacency.row_blocks(ROWS):
+            if tick is not None:
+                tick()
             i1 = i0 + bits.shape[0]
             u = self.draws(i0)
             u[:, : i1 - i0][below[: i1 - i0, : i1 - i0]] = np.iinfo(np.uint16).max  # not pairs

@@ -44,19 +44,20 @@ from typing import Any
 import numpy as np
 
 from ...core.estimate import Estimate
-from ...validation import Integer, Interval, Options, validate_params
+from ...validation import Integer, Interval, Optional, Options, validate_params
 from .._memory import Alternative, check_call_fits, sparse_release_alternative
-from ..answers import PROPER, SEED, analytic, finish
+from ..answers import PROGRESS, PROPER, SEED, analytic, finish
 from ..answers import require_undirected as _undirected
 from ..encoding import canonical_node_order
 from ..protocol import Release
 from . import _candidates as cl
 from ._pairsplit import PairSplit
 from ._shared import _entry_map
-from .community_planning import CommunityPlan, CostLimitError, community_plan
+from .community_planning import CommunityPlan, CostLimitError, StageProgress, community_plan
 from .counts import number_of_edges
 from .partition import heldout_modularity
 from .spectral import DebiasedOperator, eigen_above, noise_variance
+from .triangle_planning import Deadline
 
 __all__ = ["Communities", "CostLimitError", "communities"]
 
@@ -176,8 +177,9 @@ def _candidates(method: str, X: np.ndarray, q: int, noise_sq: float, knn: int, o
                  knn=Integer(minimum=1), seed=SEED,
                  margin=Interval(numbers.Real, 0, None, example="0.03"),
                  resolution=Interval(numbers.Real, 0, None, closed="neither", example="1"),
-                 proper=PROPER,
-                 budget_seconds=Interval(numbers.Real, 0, None, closed="neither", example="60"))
+                 proper=PROPER, progress=PROGRESS,
+                 max_seconds=Optional(Interval(numbers.Real, 0, None, closed="neither",
+                                               example="600")))
 def communities(
     R: Release,
     method: str = "auto",
@@ -189,7 +191,8 @@ def communities(
     margin: float = 0.03,
     resolution: float = 1.0,
     proper: bool = True,
-    budget_seconds: float = 60.0,
+    progress: bool | None = None,
+    max_seconds: float | None = None,
 ) -> Communities:
     """Community detection from a release, with a detectability test and an honest modularity.
 
@@ -233,11 +236,13 @@ def communities(
     release with a block of 16-64 vectors, then a kNN graph (n^2
     similarities), Louvain on its n * knn edges and a pass over the
     held-out pairs.  **Before any of it** :func:`~.community_planning.community_plan`
-    predicts these seconds (with the speed of one product measured now on
-    a corner of the release) and decides: when no graph with the plausible
-    number of edges can have a second eigenvalue above the noise, the
-    unresolved result is returned at once (``plan.reason`` says why);
-    when the prediction exceeds ``budget_seconds`` the call is refused.
+    predicts these seconds from operation counts (nothing is timed: the
+    decision does not depend on the machine's load) and decides: when no
+    graph with the plausible number of edges can have a second eigenvalue
+    above the noise, the unresolved result is returned at once
+    (``plan.reason`` says why); when the prediction exceeds ``max_seconds``
+    (without one: hours) the call is refused.  A long call shows a progress
+    bar with the time left; Ctrl-C stops it and keeps nothing.
 
     Parameters
     ----------
@@ -268,11 +273,17 @@ def communities(
         Clip the modularity estimate to [-1/2, 1] (its interval too, centred
         on the unclipped value); False returns the unclipped, unbiased-given-
         the-split estimate.
-    budget_seconds : float, default 60
-        Wall-clock seconds (> 0) the call may take, predicted before it
-        starts (see :mod:`.community_planning`).  A release of
-        10^5 nodes takes minutes: raise it to allow that (the refusal says
-        by how much).
+    progress : bool or None, default None
+        Show a progress bar (tqdm) over the stages, with the time left; None
+        shows it for releases of 5,000 nodes or more when the error stream
+        is a terminal.
+    max_seconds : float or None, default None
+        Wall-clock seconds (> 0) the call may take: refused before it starts
+        when the prediction exceeds it, stopped (nothing kept) between
+        stages once it has run that long.  None: no limit (that of an
+        enclosing :func:`~.triangle_planning.time_limit`, if any); only a
+        prediction of hours (:data:`~.triangle_planning.UNLIMITED_CEILING`)
+        is refused, with the ``max_seconds`` that runs it anyway.
 
     Returns
     -------
@@ -294,9 +305,10 @@ def communities(
         The finding copy and working blocks do not fit in memory (raised
         before allocating them, with the sizes).
     CostLimitError
-        The predicted seconds exceed ``budget_seconds`` (raised before any
-        pass, with the prediction and the ``budget_seconds`` that allows it;
-        a MemoryError subclass).
+        The predicted seconds exceed ``max_seconds``, or hours without one
+        (raised before any pass, with the prediction and the ``max_seconds``
+        that allows it); or the call ran past ``max_seconds`` (a MemoryError
+        subclass).
 
     Examples
     --------
@@ -331,22 +343,41 @@ def communities(
                         "(max_communities + 8) floats, the neighbour graph n x knn edges)")])
     key = seed if seed is not None else secrets.randbits(63)
     split = PairSplit(n, holdout, select, key)
-    plan = community_plan(R, budget_seconds, split, knn,
+    plan = community_plan(R, max_seconds, split, knn,
                           len(_BACKGROUND) + 2 if method == "auto" else 1)
     if plan.mode == "refused":
         raise CostLimitError(plan.reason)
     if plan.mode == "unresolvable":
         return Communities(trivial, zero, False, noise_edge=2.0 * plan.sigma,
                            holdout=split.score_fraction, method=method, plan=plan)
+    limit = plan.max_seconds
+    bar = StageProgress(plan, progress, Deadline(f"community detection on {n:,} nodes",
+                                                 limit or 0.0, limit is not None, plan.seconds))
+    try:
+        return _detect(R, plan, split, bar, method=method, max_communities=max_communities,
+                       knn=knn, seed=seed, key=key, margin=margin, resolution=resolution,
+                       proper=proper, trivial=trivial, zero=zero)
+    finally:
+        bar.close()
+
+
+def _detect(R: Any, plan: CommunityPlan, split: PairSplit, bar: StageProgress, *, method: str,
+            max_communities: int, knn: int, seed: Any, key: int, margin: float,
+            resolution: float, proper: bool, trivial: list, zero: Estimate) -> Communities:
+    """Steps 2-4 of :func:`communities`, advancing ``bar`` after each stage."""
+    n = R.number_of_nodes()
+    nodes = R.node_index.nodes
     holdout, f = split.score_fraction, split.find_fraction
     m = number_of_edges(R, proper=False)
     z0, z1 = _entry_map(R.channel)
     op = DebiasedOperator(split.find_adjacency(R.adjacency), z0, (z1 - z0) / f)
+    bar.done("pair split")
     rho = float(np.clip(float(m.value) / R.number_of_pairs(), 0.0, 1.0))
     s2 = noise_variance(R.channel, rho, f)
     edge = float(2.0 * np.sqrt(n * s2))
     thr = edge * (1.0 + float(margin))
     vals, vecs = eigen_above(op, thr, max_communities, key)
+    bar.done("spectrum")
     q = int(min(np.sum(vals > thr), max_communities))
     result = dict(eigenvalues=np.asarray(vals), noise_edge=edge, k=q, holdout=holdout,
                   method=method, plan=plan)
@@ -359,6 +390,7 @@ def communities(
     # s2_noise (theta / lambda)^2 (the eigenvector's entry is (Z v)_i / lambda)
     noise_sq = float(np.sum((s2 - rho * (1.0 - rho)) * (theta / lam) ** 2))
     cands = _candidates(method, X, q, noise_sq, knn, op, seed, float(resolution))
+    bar.done("partition")
     # the counterfactual of a held-out pair: had it been a released edge of the finding
     # part, Z' would gain (z1 - z0) / f there, and row i of V would move by that times
     # R_ii V_j, R the resolvent of the noise bulk at lambda, whose diagonal is 1 / theta
@@ -370,7 +402,9 @@ def communities(
     cf = [(rule, X, shift, (size, rule.reach(X))) for rule, _ in cands.values()]
     labels = [lab for _, lab in cands.values()]
     del op, vecs
-    counts = split.block_counts(R.adjacency, labels, cf, f * float(R.channel.alpha))
+    counts = split.block_counts(R.adjacency, labels, cf, f * float(R.channel.alpha),
+                                tick=bar.deadline.check)
+    bar.done("held-out scoring")
     selection = {}
     if method == "auto":
         for name, (E, P) in zip(names, counts["select"]):

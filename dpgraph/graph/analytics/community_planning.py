@@ -8,8 +8,10 @@ block of 16 vectors (the Chebyshev-filtered eigen iteration of
 embedding (n^2 similarities) with Louvain on its n * knn edges and one
 streamed pass over the held-out pairs.  :func:`community_plan` predicts
 these seconds from public quantities (n, the channel, the find fraction)
-and the release's own cheap counts (released pairs), with the speed of a
-product measured now on a corner of the release, and decides, in order:
+and the release's own cheap counts (released pairs): operation counts times
+fixed per-operation constants, never a speed measured at call time, so the
+decision is the same on a quiet and on a loaded machine.  It decides, in
+order:
 
 1. **Not resolvable, at once.**  The debiased adjacency of the finding part
    is the true adjacency X plus noise of spectrum edge 2 sigma, sigma^2 = n
@@ -22,9 +24,11 @@ product measured now on a corner of the release, and decides, in order:
    the release is compatible with can show two eigenvalues above the edge,
    so the spectral test would find fewer than two and the answer is the
    trivial, unresolved partition -- given without any pass.
-2. **Within budget**: the predicted seconds fit ``budget_seconds``: run.
+2. **Within the limit**: the predicted seconds fit ``max_seconds`` (the
+   caller's choice), or, when the caller set none, are below
+   :data:`~.triangle_planning.UNLIMITED_CEILING` (hours): run.
 3. **Refused** (:class:`~.triangle_planning.CostLimitError`) with the
-   predicted seconds of each stage and the argument that allows it.
+   predicted seconds of each stage and the ``max_seconds`` that allows it.
 
 The partition stage is counted whenever structure is possible, so a call
 whose spectrum finds none takes less; the prediction can also be low: the
@@ -35,32 +39,29 @@ merging products are not counted (measured: docs/scaling.md, section 8).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...core.estimators import count_estimate
-from ..packed import PackedAdjacency, words_per_row
+from ..packed import words_per_row
 from .spectral import noise_variance
-from .triangle_planning import CALIBRATE_ABOVE, Z_PLAUSIBLE, CostLimitError, _secs
+from .triangle_planning import Z_PLAUSIBLE, CostLimitError, _secs, how_to_allow, limit_seconds
 
-__all__ = ["CommunityPlan", "CostLimitError", "community_plan", "eigen_products"]
+__all__ = ["CommunityPlan", "CostLimitError", "StageProgress", "community_plan", "eigen_products"]
 
 #: seconds per unit of work on a 2-core AMD EPYC (numba).  The product's constant was
 #: measured at n = 20,000 under a load average of about 5, the others in one profiled
-#: call at n = 20,000 under a load average of about 8, with the draw constant beside
-#: them: each group is scaled by the speed measured now (:func:`_measure`)
+#: call at n = 20,000 under a load average of about 8: fixed, so that a prediction (and
+#: the decision) does not move with the load of the machine it is made on
 _SEC_BYTE_COL = 1.75e-9  # packed product: one byte of the upper triangle, one column
 _SEC_PAIR_COL = 2e-9     # sparse (scipy CSR) product: one stored pair, one column, both ways
-_SEC_DRAW = 15e-9        # one public 16-bit draw of the pair split (the numpy reference)
 _SEC_SPLIT_PAIR = 22e-9  # the finding copy: one vertex pair
 _SEC_COUNT_PAIR = 140e-9  # the held-out pass: one vertex pair, one candidate (counterfactual too)
 _SEC_SIM = 65e-9         # the kNN graph: one cosine similarity and its partial sort
 _SEC_EDGE = 210e-6       # Louvain (networkx) and building its graph: one kNN edge
 _BLOCK = 16              # the first eigen block (spectral.eigen_above)
-_CORNER = 16384          # rows of the corner whose product is timed
 
 
 def eigen_products(passes: int = 3, degree: int = 10) -> int:
@@ -76,7 +77,8 @@ class CommunityPlan:
     ----------
     mode : str
         ``"run"``, ``"unresolvable"`` (answered at once: no structure can
-        clear the noise) or ``"refused"`` (over ``budget_seconds``).
+        clear the noise) or ``"refused"`` (over ``max_seconds``, or hours
+        without one).
     n : int
     edges, edges_high : float
         The debiased edge count m^ and its upper bound m+ (level 1 - 10^-4).
@@ -90,10 +92,9 @@ class CommunityPlan:
     partition_seconds : float
         Predicted seconds of the kNN graph, Louvain and the held-out pass (0
         when no structure is possible).
-    budget_seconds : float
-    slowdown : float
-        Measured over modelled seconds of a product (1 when not measured);
-        the other stages are scaled by the measured speed of numpy work.
+    max_seconds : float or None
+        The caller's time limit (None: none set; only a prediction above
+        :data:`~.triangle_planning.UNLIMITED_CEILING` is refused).
     reason : str
         One sentence saying what was decided and why.
     """
@@ -106,9 +107,10 @@ class CommunityPlan:
     largest_second: float
     detect_seconds: float
     partition_seconds: float
-    budget_seconds: float
-    slowdown: float
+    max_seconds: float | None
     reason: str
+    #: (stage, predicted seconds) in the order they run, for the progress bar
+    stages: tuple = ()
 
     @property
     def seconds(self) -> float:
@@ -123,70 +125,25 @@ def _product_model(adj: Any, n: int, cols: int, find: float) -> float:
     return 8 * n * words_per_row(n) / 2 * cols * _SEC_BYTE_COL
 
 
-def _corner(adj: Any, n: int) -> tuple[Any, int] | None:
-    """The first r rows and columns of a packed or CSR release, as the same kind of adjacency."""
-    r = min(n, _CORNER)
-    words = getattr(adj, "words", None)
-    if words is not None:
-        if r < n:
-            r -= r % 64
-        sub = np.ascontiguousarray(words[:r, : words_per_row(r)])
-        return PackedAdjacency(sub, r, False), r
-    if hasattr(adj, "indptr"):
-        from ..sparse import SparseAdjacency
-
-        rows, cols = adj.edge_array()
-        keep = (rows < r) & (cols < r)
-        return SparseAdjacency.from_pairs(rows[keep], cols[keep], r, False), r
-    return None
-
-
-def _measure(adj: Any, n: int, split: Any) -> tuple[float, float]:
-    """Measured over modelled seconds now: (a product, the numpy work), each >= 0.1.
-
-    The product is timed on the corner of the release (its own storage, its
-    first rows and columns: public positions; the product is discarded; 1
-    when the storage offers no corner), the numpy work on the draws of the
-    split's first row block (public randomness).
-    """
-    t0 = time.perf_counter()
-    split.draws(0)
-    numpy = (time.perf_counter() - t0) / max(min(64, n) * n * _SEC_DRAW, 1e-9)
-    corner = _corner(adj, n)
-    if corner is None:
-        return 1.0, max(0.1, numpy)
-    sub, r = corner
-    X = np.random.default_rng(0).standard_normal((r, _BLOCK))
-    if hasattr(adj, "words") and r > 64:  # load the compiled kernel before timing it
-        _corner(adj, 64)[0].matmat(X[:64])
-    t0 = time.perf_counter()
-    sub.matmat(X)
-    spent = time.perf_counter() - t0
-    model = _product_model(sub, r, _BLOCK, 1.0)
-    return max(0.1, spent / max(model, 1e-9)), max(0.1, numpy)
-
-
-def community_plan(R: Any, budget_seconds: float, split: Any, knn: int, candidates: int = 1,
-                   calibrate: bool = True) -> CommunityPlan:
+def community_plan(R: Any, max_seconds: float | None, split: Any, knn: int,
+                   candidates: int = 1) -> CommunityPlan:
     """Predict what :func:`~.community.communities` can resolve and costs, and decide.
 
     Parameters
     ----------
     R : PrivateGraph
         An undirected release of at least 3 nodes.
-    budget_seconds : float
-        Wall-clock seconds the call may take (validated by the caller).
+    max_seconds : float or None
+        Wall-clock seconds the call may take; None: the enclosing
+        :func:`~.triangle_planning.time_limit`, else no limit (only a
+        prediction above :data:`~.triangle_planning.UNLIMITED_CEILING` is
+        refused).
     split : PairSplit
-        The public split of the pairs (its find fraction; its draws are timed).
+        The public split of the pairs (its find fraction).
     knn : int
         Neighbours per node of the kNN graph.
     candidates : int, default 1
         Candidate partitions scored in the held-out pass (4 for ``"auto"``).
-    calibrate : bool, default True
-        When the model predicts more than a second, time one product with a
-        corner of the release (at most 16,384 rows) and the split's first
-        draws, and scale the model by the measured speeds: a loaded machine
-        is refused sooner, not late.
 
     Returns
     -------
@@ -197,9 +154,10 @@ def community_plan(R: Any, budget_seconds: float, split: Any, knn: int, candidat
     >>> import networkx as nx, dpgraph
     >>> R = dpgraph.release(nx.karate_club_graph(), epsilon=0.1, seed=0)
     >>> from dpgraph.graph.analytics._pairsplit import PairSplit
-    >>> community_plan(R, 60.0, PairSplit(34, 0.1, 0.05, 0), 10).mode
+    >>> community_plan(R, None, PairSplit(34, 0.1, 0.05, 0), 10).mode
     'unresolvable'
     """
+    limit, given = limit_seconds(max_seconds)
     n = int(R.number_of_nodes())
     pairs = int(R.number_of_pairs())
     e = count_estimate(R.number_of_released_edges(), pairs, R.channel)
@@ -213,30 +171,65 @@ def community_plan(R: Any, budget_seconds: float, split: Any, knn: int, candidat
     products = eigen_products() * _product_model(adj, n, _BLOCK, find)
     split_pass = pairs * _SEC_SPLIT_PAIR
     partition = float(n) * n * _SEC_SIM + n * knn * _SEC_EDGE + pairs * candidates * _SEC_COUNT_PAIR
-    slowdown = 1.0
     base = dict(n=n, edges=m_hat, edges_high=m_hi, sigma=sigma, largest_second=second,
-                budget_seconds=float(budget_seconds))
+                max_seconds=limit if given else None)
     if second <= sigma:
         reason = (f"a graph with at most {m_hi:,.0f} edges has no second eigenvalue above "
                   f"{second:,.4g}, below the noise scale {sigma:,.4g} of the finding part: no "
                   "community structure can clear the noise at this epsilon, answered without "
                   "computing")
         return CommunityPlan("unresolvable", detect_seconds=0.0, partition_seconds=0.0,
-                             slowdown=1.0, reason=reason, **base)
-    numpy = 1.0
-    if calibrate and products + split_pass + partition > CALIBRATE_ABOVE:
-        slowdown, numpy = _measure(adj, n, split)
-    detect = products * slowdown + split_pass * numpy
-    partition *= numpy
+                             reason=reason, **base)
+    detect = products + split_pass
     total = detect + partition
+    base["stages"] = (("pair split", split_pass), ("spectrum", products),
+                      ("partition", float(n) * n * _SEC_SIM + n * knn * _SEC_EDGE),
+                      ("held-out scoring", pairs * candidates * _SEC_COUNT_PAIR))
     stages = (f"about {_secs(total)} predicted: {_secs(detect)} to find the spectrum "
               f"({eigen_products()} products of the release with {_BLOCK} vectors), "
               f"{_secs(partition)} to partition and score")
-    if total <= budget_seconds:
+    if total <= limit:
+        within = f"within max_seconds={limit:g}" if given else "no limit set"
         return CommunityPlan("run", detect_seconds=detect, partition_seconds=partition,
-                             slowdown=slowdown, reason=f"{stages}, within the budget", **base)
-    reason = (f"community detection on {n:,} nodes: {stages}; it exceeds "
-              f"budget_seconds={budget_seconds:g}. Pass budget_seconds={math.ceil(total * 1.5):d} "
-              "(or more) to run it; nothing was computed")
+                             reason=f"{stages} (operation-count model), {within}", **base)
+    reason = (f"community detection on {n:,} nodes: {stages} (operation-count model); "
+              f"{how_to_allow(total, given, limit)}; nothing was computed")
     return CommunityPlan("refused", detect_seconds=detect, partition_seconds=partition,
-                         slowdown=slowdown, reason=reason, **base)
+                         reason=reason, **base)
+
+
+class StageProgress:
+    """A tqdm bar over the stages of a plan, each advancing by its predicted seconds.
+
+    The bar's unit is a predicted second, so its rate is the speed of this
+    machine now against the model and its estimated time left adapts to the
+    load.  ``deadline`` (a :class:`~.triangle_planning.Deadline`) is checked
+    at each stage boundary.  ``show=None`` shows the bar for 5,000 nodes or
+    more when the error stream is a terminal; tqdm missing means no bar.
+    """
+
+    def __init__(self, plan: CommunityPlan, show: bool | None, deadline: Any) -> None:
+        import sys
+
+        self.stages = dict(plan.stages)
+        self.deadline = deadline
+        self.bar = None
+        on = (plan.n >= 5000 and sys.stderr.isatty()) if show is None else bool(show)
+        if on and self.stages:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:  # pragma: no cover - optional
+                return
+            self.bar = tqdm(total=sum(self.stages.values()), desc="communities",
+                            unit="s predicted", leave=False)
+
+    def done(self, stage: str) -> None:
+        """``stage`` finished: advance the bar, and stop if the caller's limit has passed."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(stage, refresh=False)
+            self.bar.update(self.stages.get(stage, 0.0))
+        self.deadline.check()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

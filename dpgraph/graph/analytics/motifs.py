@@ -8,7 +8,8 @@ and, per row, eight integer sums over the common-neighbour counts C = Y Y
 AND-popcount of packed rows).  Before the pass, :mod:`.triangle_planning`
 predicts its std, cost and the plausible range of the count, and answers at
 once, samples rows or refuses when the pass could not resolve anything or
-would exceed its budget.
+would exceed its time limit (``max_seconds``, the caller's choice; without one
+only a prediction of hours is refused) or ``max_memory``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
 
 from ...core.estimate import Z95, BoundInterval, Estimate
 from ...validation import Boolean, Integer, Interval, Optional, validate_params
@@ -32,18 +32,19 @@ from ..answers import (
     require_undirected,
 )
 from ..protocol import Release
-from ._clustering import ClusteringSets
+from ._clustering import ClusteringSets, LevelSets
 from ._shared import _cache, _entry_map
 from ._triangle_terms import Constants, row_sums
 from .triangle_counting import REDUCTIONS, TriangleCounter
-from .triangle_planning import CostLimitError, TrianglePlan, triangle_plan
+from .triangle_planning import CostLimitError, Deadline, TrianglePlan, limit_seconds, triangle_plan
 
 __all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
            "local_clustering",
            "transitivity", "triangle_plan", "triangle_statistics", "triangles", "wedges"]
 
-# The cost budget every triangle analytic accepts (declared once, checked at the boundary).
-_BUDGET = dict(budget_seconds=Interval(numbers.Real, 0, None, closed="neither", example="30"),
+# The limits every triangle analytic accepts (declared once, checked at the boundary).
+_BUDGET = dict(max_seconds=Optional(Interval(numbers.Real, 0, None, closed="neither",
+                                             example="600")),
                max_memory=Optional(Integer(minimum=1)))
 
 
@@ -173,7 +174,7 @@ def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | No
 
 @validate_params(progress=PROGRESS, **_BUDGET, sample=Boolean(), seed=SEED)
 def triangle_statistics(R: Release, progress: bool | None = None, *,
-                        budget_seconds: float = 30.0, max_memory: int | None = None,
+                        max_seconds: float | None = None, max_memory: int | None = None,
                         sample: bool = True, seed: int | None = None) -> TriangleStatistics:
     """Triangles, wedges, their variances and per-node counts in one pass.
 
@@ -195,7 +196,7 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     memory O(n + released edges) or the size of the release, never n x n
     floats.  The wedge terms need only the degrees and neighbour degree sums.
 
-    When counting every row exceeds ``budget_seconds`` or ``max_memory``, a
+    When counting every row exceeds ``max_seconds`` or ``max_memory``, a
     simple random sample of rows is counted instead (``sample=True``): the
     estimates stay unbiased and ``var_triangles`` includes the sampling
     variance (see :mod:`.triangle_planning`).  The result is cached per
@@ -206,12 +207,17 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     progress : bool or None, default None
         Show a progress bar (tqdm) over the pass; None shows it for
         releases of 5,000 nodes or more when the error stream is a terminal.
-    budget_seconds : float, default 30
-        Predicted wall-clock seconds the pass may take.
+    max_seconds : float or None, default None
+        Wall-clock seconds the pass may take: the operation-count prediction
+        is compared with it before the pass (over it: rows are sampled, or
+        the call is refused), and the pass stops with :class:`CostLimitError`
+        once it has run that long.  None: no limit (the enclosing
+        :func:`~.triangle_planning.time_limit`, if any); only a prediction of
+        hours (:data:`~.triangle_planning.UNLIMITED_CEILING`) is refused.
     max_memory : int or None, default None
         Bytes the pass may allocate; None: half the memory available now.
     sample : bool, default True
-        Over budget, count a random sample of rows (True) or refuse (False).
+        Over the limit, count a random sample of rows (True) or refuse (False).
     seed : int or None, default None
         Seed of the row sample (public randomness; None draws fresh entropy,
         reported in ``seed``).
@@ -221,7 +227,8 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     ValueError
         For a directed release.
     CostLimitError
-        Over budget with ``sample=False``, or when not even a sample fits.
+        Over the limit with ``sample=False``, or when not even a sample fits
+        (before the pass); or the pass ran past ``max_seconds`` (nothing kept).
 
     Examples
     --------
@@ -232,20 +239,20 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     (True, True)
     """
     require_undirected(R, "triangle counting")
-    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    plan, counter = _plan(R, max_seconds, max_memory, sample)
     return _computed(R, plan, counter, progress, seed)
 
 
-def _plan(R: Any, budget_seconds: Any, max_memory: Any, sample: Any
+def _plan(R: Any, max_seconds: Any, max_memory: Any, sample: Any
           ) -> tuple[TrianglePlan, TriangleCounter | None]:
-    """The plan for these arguments, decided once per release (the counter that measured it)."""
+    """The plan for these arguments, decided once per release (with the counter it made)."""
     cache = _cache(R)  # the arguments are declared by the public callers
-    key = ("tri-plan", float(budget_seconds), max_memory, sample)
+    key = ("tri-plan", limit_seconds(max_seconds), max_memory, sample)
     if key in cache:
         return cache[key], None
     counter = TriangleCounter(R)
     done = "tri" in cache
-    plan = triangle_plan(R, budget_seconds, max_memory, sample, counter, calibrate=not done)
+    plan = triangle_plan(R, max_seconds, max_memory, sample, counter)
     if done:  # every row was counted before: nothing left to decide
         plan = replace(plan, mode="full", resolvable=plan.std_full <= plan.plausible_max,
                        std=plan.std_full, cost=plan.full, rows=None,
@@ -265,8 +272,11 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
     counter = TriangleCounter(R) if counter is None else counter
     k = _constants(R)
     path = plan.cost.path
+    limit = plan.max_seconds
+    deadline = Deadline(f"the triangle pass on {counter.n:,} nodes", limit or 0.0,
+                        limit is not None, plan.cost.seconds)
     if plan.mode == "full":
-        red = counter.reductions(path, None, progress)
+        red = counter.reductions(path, None, progress, deadline)
         counter.release_inputs()
         st = _statistics(counter, red, None, red[:, 6:], k, path, None)
         cache["tri"] = st
@@ -278,7 +288,7 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
     if key not in cache:
         s = int(np.random.SeedSequence().entropy) if seed is None else seed
         rows = np.sort(np.random.default_rng(s).choice(counter.n, size=plan.rows, replace=False))
-        red = counter.reductions(path, rows, progress)
+        red = counter.reductions(path, rows, progress, deadline)
         nsums = counter.neighbour_sums()
         counter.release_inputs()
         cache[key] = _statistics(counter, red, rows, nsums, k, path, s)
@@ -290,7 +300,7 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
 @analytic
 @validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET, sample=Boolean(), seed=SEED)
 def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
-              budget_seconds: float = 30.0, max_memory: int | None = None, sample: bool = True,
+              max_seconds: float | None = None, max_memory: int | None = None, sample: bool = True,
               seed: int | None = None) -> Estimate:
     """Estimate of the number of triangles, unbiased for every input graph.
 
@@ -303,7 +313,7 @@ def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
     have ((2m)^{3/2} / 6 at an upper confidence bound of the edge count m).
     Where the std exceeds that range the answer comes at once, unresolved:
     the midpoint of [0, max], that interval as ``ci()``.  Where the full
-    count exceeds the budget, a random sample of rows is counted (unbiased,
+    count exceeds ``max_seconds`` (or, without one, takes hours), a random sample of rows is counted (unbiased,
     larger std), or with ``sample=False`` :class:`CostLimitError` is raised
     with the cost and the smallest count the full computation could resolve.
     The result's ``plan`` says which happened and holds the numbers (its
@@ -317,7 +327,7 @@ def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
         count, clipped); False returns the unbiased count.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
-    budget_seconds, max_memory, sample, seed
+    max_seconds, max_memory, sample, seed
         As in :func:`triangle_statistics`.
 
     Returns
@@ -339,7 +349,7 @@ def triangles(R: Release, proper: bool = True, progress: bool | None = None, *,
     require_undirected(R, "triangle counting")
     n = R.number_of_nodes()
     feasible = (0.0, n * (n - 1) * (n - 2) / 6)
-    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    plan, counter = _plan(R, max_seconds, max_memory, sample)
     if not plan.resolvable:
         return _at_once(0.0, plan.plausible_max, *feasible, proper, plan)
     st = _computed(R, plan, counter, progress, seed)
@@ -408,7 +418,7 @@ def _wedge_statistics(R: Any) -> tuple[float, float]:
 @analytic
 @validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET, sample=Boolean(), seed=SEED)
 def transitivity(R: Release, proper: bool = True, progress: bool | None = None, *,
-                 budget_seconds: float = 30.0, max_memory: int | None = None,
+                 max_seconds: float | None = None, max_memory: int | None = None,
                  sample: bool = True, seed: int | None = None) -> Estimate:
     """Transitivity 3 T / W with Fieller's interval, in [0, 1].
 
@@ -429,7 +439,7 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     proper : bool, default True
         Value 3T^/W^ clipped to [0, 1] (the interval's midpoint when W^ <= 0);
         False returns the raw ratio (NaN when W^ <= 0, with ``resolved`` False).
-    progress, budget_seconds, max_memory, sample, seed
+    progress, max_seconds, max_memory, sample, seed
         As in :func:`triangles` (the same triangle pass).
 
     Returns
@@ -447,7 +457,7 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
     True
     """
     require_undirected(R, "triangle counting")
-    plan, counter = _plan(R, budget_seconds, max_memory, sample)
+    plan, counter = _plan(R, max_seconds, max_memory, sample)
     if not plan.resolvable:
         W, var_w = _wedge_statistics(R)
         w_lo = W - Z95 * np.sqrt(var_w)
@@ -460,7 +470,7 @@ def transitivity(R: Release, proper: bool = True, progress: bool | None = None, 
 
 
 @validate_params(proper=PROPER, **_BUDGET)
-def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float = 30.0,
+def local_clustering(R: Release, proper: bool = True, *, max_seconds: float | None = None,
                      max_memory: int | None = None) -> np.ndarray:
     """Plug-in local clustering coefficient of every node (biased, noisy).
 
@@ -468,7 +478,7 @@ def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float =
     [0, 1] when ``proper``; 0 where w^_v < 1 either way (networkx's value for a
     node with no wedge).  Each is a ratio of two noisy sums over about n^2/2
     and n pairs: at small epsilon individual values are dominated by noise.
-    Every row is counted: over budget, :class:`CostLimitError` is raised.
+    Every row is counted: over the limit, :class:`CostLimitError` is raised.
 
     Parameters
     ----------
@@ -477,8 +487,8 @@ def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float =
     proper : bool, default True
         Clip each ratio to [0, 1]; False returns the raw ratios (negative or
         above 1 where the noise puts them).
-    budget_seconds, max_memory
-        The triangle pass's budget (see :func:`triangles`).
+    max_seconds, max_memory
+        The triangle pass's limits (see :func:`triangle_statistics`).
 
     Returns
     -------
@@ -497,33 +507,17 @@ def local_clustering(R: Release, proper: bool = True, *, budget_seconds: float =
     True
     """
     require_undirected(R, "local clustering")
-    plan, counter = _plan(R, budget_seconds, max_memory, False)
+    plan, counter = _plan(R, max_seconds, max_memory, False)
     st = _computed(R, plan, counter, None, None)
     w = st.node_wedges
     c = np.where(w >= 1.0, st.node_triangles / np.maximum(w, 1.0), 0.0)
     return np.clip(c, 0.0, 1.0) if proper else c
 
 
-class _LevelSets:
-    """The interval rule of :func:`average_clustering`: the sets at the level of ``z`` (cached)."""
-
-    def __init__(self, sets: ClusteringSets) -> None:
-        self.sets = sets
-        self.done: dict = {}
-
-    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
-        level = float(2 * ndtr(z) - 1)
-        key = round(level, 12)
-        if key not in self.done:
-            self.done[key] = self.sets.interval(level)
-        lo, hi = self.done[key]
-        return float(np.clip(lo, low, high)), float(np.clip(hi, low, high))
-
-
 @analytic
 @validate_params(proper=PROPER, progress=PROGRESS, **_BUDGET)
 def average_clustering(R: Release, proper: bool = True, progress: bool | None = None, *,
-                       budget_seconds: float = 30.0, max_memory: int | None = None
+                       max_seconds: float | None = None, max_memory: int | None = None
                        ) -> Estimate:
     """Average local clustering (networkx's: nodes of degree < 2 count as 0), with its interval.
 
@@ -552,7 +546,7 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
     statistic is only known to lie in, the one with the smallest worst-case
     error); ``resolved`` is True when the 95% interval excludes 0 and its
     half-width is at most half the value, and ``reason`` says why not
-    otherwise.  Every row of the triangle pass is needed: over budget the
+    otherwise.  Every row of the triangle pass is needed: over the limit the
     answer is [0, 1] at once, unresolved, with the cost as the reason.
     Prefer :func:`transitivity` as a global clustering number: it is
     identified and has an exact pivot.
@@ -564,7 +558,7 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
         interval's midpoint either way.
     progress : bool or None, default None
         Progress bar of the triangle pass (see :func:`triangle_statistics`).
-    budget_seconds, max_memory
+    max_seconds, max_memory
         Budget of the triangle pass (see :func:`triangle_statistics`).
 
     Returns
@@ -582,7 +576,7 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
     True
     """
     require_undirected(R, "average clustering")
-    plan, counter = _plan(R, budget_seconds, max_memory, False)
+    plan, counter = _plan(R, max_seconds, max_memory, False)
     if plan.mode != "full":
         why = f"average clustering needs every row of the triangle pass: {plan.reason}"
         return _at_once(0.0, 1.0, 0.0, 1.0, proper, plan, why)
@@ -592,7 +586,7 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
         counter = TriangleCounter(R)
         cache["clustering"] = ClusteringSets(R, st, cache["tri-red"], counter)
         counter.release_inputs()
-    rule = _LevelSets(cache["clustering"])
+    rule = LevelSets(cache["clustering"])
     lo, hi = rule(Z95, 0.0, 1.0)
     mid = 0.5 * (lo + hi)  # of a set the statistic is only known to lie in, the minimax point
     return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(0.0, 1.0), exact_std=False,

@@ -26,9 +26,10 @@ They are integers, so both ways of computing them give identical results:
 
 Both can be run on a subset of rows (sampled rows; the packed path then ANDs
 each sampled row with every row).  :func:`cost` predicts the seconds and
-bytes of either path from n, the released degrees and the edge count; the
-constants below are measured on a 2-core AMD EPYC (AVX-512) with numba, and
-scaled by the number of numba threads.  Without numba the same integers come
+bytes of either path from n, the released degrees and the edge count: operation
+counts times constants measured once on a 2-core AMD EPYC (AVX-512) with numba,
+scaled by the number of numba threads, never by a speed measured at call time
+(the prediction does not move with the machine's load).  Without numba the same integers come
 from numpy/scipy (float32 products of unpacked row blocks, exact below 2^24,
 and sparse products), about ten times slower; the cost model says so.
 """
@@ -135,9 +136,7 @@ class TriangleCounter:
         self.wedge_steps = float(np.sum(self.deg.astype(np.float64) ** 2))
         self._sym: np.ndarray | None = None
         self._csr: tuple[np.ndarray, np.ndarray] | None = None
-        #: measured over modelled seconds (see :meth:`calibrate`); None until measured
-        self.measured: float | None = None
-        self.slowdown = 1.0
+        self._deadline: Any = None
 
     def _degrees(self, R: Any) -> np.ndarray:
         """Released degrees (cached per release); from the packed words by one compiled pass."""
@@ -164,12 +163,11 @@ class TriangleCounter:
     def cost(self, path: str, rows: int | None = None) -> Cost:
         """Predicted seconds and extra bytes of the reductions of ``rows`` random rows (None: all).
 
-        The model's seconds times :attr:`slowdown` (1 until :meth:`calibrate`
-        has measured this machine now).
+        The operation-count model's seconds: the same on a quiet and a loaded machine.
         """
         build, kernel, nbytes = self._parts(path, rows)
         k = self.n if rows is None else int(rows)
-        return Cost(path, k, float((build + kernel) * self.slowdown), int(nbytes))
+        return Cost(path, k, float(build + kernel), int(nbytes))
 
     def _parts(self, path: str, rows: int | None) -> tuple[float, float, int]:
         """(model seconds to build the path's input, model seconds of the pass, bytes)."""
@@ -201,50 +199,6 @@ class TriangleCounter:
         if not fast:  # a sparse product of a row chunk: its 2-hop pairs
             nbytes += int(24 * min(steps, self.wedge_steps / max(1, n // self._np_chunk(n))))
         return build, kernel, nbytes
-
-    def calibrate(self, path: str, seconds: float) -> float:
-        """Measure this machine now: build ``path``'s input and count about ``seconds`` of rows.
-
-        Sets :attr:`slowdown` to the measured over the modelled time (at least
-        0.5) and returns the seconds spent.  The rows are drawn with a fixed
-        public seed; the input built is kept for the pass that follows.
-        """
-        import time
-
-        self._warm(path)
-        t0 = time.perf_counter()
-        build, _, _ = self._parts(path, 0)
-        if path == "packed":
-            self.symmetric_words()
-        else:
-            self.csr()
-        t1 = time.perf_counter()
-        per_row = max(self._parts(path, 1)[1] - self._parts(path, 0)[1], 1e-12)
-        k = int(min(self.n, max(4, seconds / per_row)))
-        rows = np.sort(np.random.default_rng(0).choice(self.n, size=k, replace=False))
-        t2 = time.perf_counter()
-        self.reductions(path, rows)
-        t3 = time.perf_counter()
-        modelled = build + k * per_row
-        self.slowdown = self.measured = max(0.5, ((t1 - t0) + (t3 - t2)) / max(modelled, 1e-9))
-        return t3 - t0
-
-    def _warm(self, path: str) -> None:
-        """Load (or compile) the path's kernels on a tiny input, so that timing them times the work."""
-        if self.kernels is None:
-            return
-        z = np.zeros((64, 1), dtype=np.uint64)
-        d = np.zeros(64, dtype=np.int64)
-        r = np.arange(2, dtype=np.int64)
-        with _serial(self.kernels, True):
-            if path == "packed":
-                sym = self.kernels["sym"](z, 64)
-                self.kernels["rows"](sym, d, r, _GROUP)
-                self.kernels["nsums"](sym, d)
-            else:
-                indptr, indices = self.kernels["to_csr"](z, d)
-                self.kernels["csr"](indptr, indices, d, r, 1)
-                self.kernels["csr_nsums"](indptr, indices, d)
 
     @staticmethod
     def _np_chunk(n: int) -> int:
@@ -297,11 +251,23 @@ class TriangleCounter:
 
     # ------------------------------------------------------------------ passes
     def reductions(self, path: str, rows: np.ndarray | None = None,
-                   progress: Any = None) -> np.ndarray:
-        """The ``REDUCTIONS`` of ``rows`` (sorted positions; None: every row), int64 (k, 8)."""
+                   progress: Any = None, deadline: Any = None) -> np.ndarray:
+        """The ``REDUCTIONS`` of ``rows`` (sorted positions; None: every row), int64 (k, 8).
+
+        ``deadline`` (a :class:`~.triangle_planning.Deadline`) is checked
+        between blocks: past the caller's ``max_seconds`` the pass stops.
+        """
         small = self.cost(path, None if rows is None else len(rows)).seconds * self.threads < 0.05
-        with _serial(self.kernels, small):
-            return self._reductions(path, rows, progress, 1 if small else self.threads)
+        self._deadline = deadline
+        try:
+            with _serial(self.kernels, small):
+                return self._reductions(path, rows, progress, 1 if small else self.threads)
+        finally:
+            self._deadline = None
+
+    def _tick(self) -> None:
+        if self._deadline is not None:
+            self._deadline.check()
 
     def _reductions(self, path: str, rows: np.ndarray | None, progress: Any,
                     threads: int) -> np.ndarray:
@@ -321,6 +287,7 @@ class TriangleCounter:
         acc = np.zeros((threads, n, 8), dtype=np.int64)
         step = max(threads, ngroups // 64)
         for g0 in progress_range(0, ngroups, step, progress, n, "triangles"):
+            self._tick()
             self.kernels["all"](sym, self.deg, g0, min(ngroups, g0 + step), _GROUP, acc)
         return acc.sum(axis=0)
 
@@ -395,6 +362,7 @@ class TriangleCounter:
         out = np.empty((sel.size, 8), dtype=np.int64)
         step = max(_GROUP * self.threads, -(-sel.size // 64))
         for a in progress_range(0, sel.size, step, progress, self.n, "triangles"):
+            self._tick()
             out[a : a + step] = fn(sel[a : a + step])
         return out
 
