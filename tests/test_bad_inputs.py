@@ -231,8 +231,35 @@ def _cases():
          "verify_key"),
         ("save-signing_key-str", lambda: R.save(_scratch() / "x.dpg", signing_key="k"), ValueError,
          "signing_key"),
+        # keys as text: hex of the wrong kind, armour without a key, a broken PEM
+        ("load-verify_key-hex-of-a-signing-key",
+         lambda: LOAD(_saved(), verify_key="ab" * 64), ValueError, "verify_key: this is a signing"),
+        ("save-signing_key-hex-of-a-verify-key",
+         lambda: R.save(_scratch() / "x.dpg", signing_key="ab" * 32), ValueError,
+         "signing_key: this is a verify"),
+        ("load-verify_key-pem-armour-only",
+         lambda: LOAD(_saved(), verify_key="-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----"),
+         ValueError, "verify_key: not a readable PEM key"),
+        ("save-signing_key-float", lambda: R.save(_scratch() / "x.dpg", signing_key=1.5),
+         TypeError, "signing_key must be"),
+        ("load-verify_key-bytes-33", lambda: LOAD(_saved(), verify_key=bytes(33)), TypeError,
+         "got a bytes of length 33"),
+        # tables whose edge-end column is not one column
+        ("release-table-repeated-column",
+         lambda: dpgraph.release(_frame([[0, 1, 2], [1, 2, 3]], ["source", "source", "target"]),
+                                 1.0, nodes=4, seed=KEY), ValueError,
+         "column 'source' is not one column"),
+        # typed releases: bins beyond the float range
+        ("release-bins-400-digits",
+         lambda: dpgraph.release(small_graph(), 1.0, edge_attr="w", bins=[0, 10**400], seed=KEY),
+         ValueError, "bins must be finite numbers within the float range"),
     ]
     return [pytest.param(fn, exc, name, id=i) for i, fn, exc, name in rows]
+
+
+def _frame(rows, columns):
+    import pandas as pd
+    return pd.DataFrame(rows, columns=columns)
 
 
 @pytest.mark.parametrize("fn, value, exc, name", EPS_CASES)

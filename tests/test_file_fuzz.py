@@ -238,6 +238,11 @@ def _valid_head(**fields) -> bytes:
     ("huge float payload", lambda: _real_head(b'"flip_probability":-1e999')),
     ("400-digit n", lambda: b'{"format":"dpgraph","version":1,"kind":"packed","n":1'
      + b"0" * 400 + b"}"),
+    # inside the size limit of their n, but parsing would cost 20-50 times the text
+    ("4 MiB of empty objects", lambda: _valid_head(n=8192, nodes=[{}] * (4 << 18))),
+    ("4 MiB of empty lists", lambda: _valid_head(n=8192, nodes=[[]] * (4 << 18))),
+    ("4 MiB of one-item lists", lambda: _valid_head(n=8192, nodes=[[0]] * (1 << 20))),
+    ("4 MiB of nested lists", lambda: _valid_head(n=8192, x=[[[[]]]] * (1 << 19))),
 ])
 def test_hostile_headers_are_refused_with_a_value_error(tmp_path, name, head):
     import tracemalloc

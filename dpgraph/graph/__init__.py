@@ -25,7 +25,7 @@ from .io import check_savable, register_kind
 from .packed import PackedAdjacency
 from .private import PrivateGraph
 from .protocol import Release
-from .signing import public_hex, signing_key, verify_key, write_key_files
+from .signing import key_source, public_hex, signing_key, verify_key, write_key_files
 from .sparse import SparseAdjacency, subsampled_probabilities
 from .typed import TieValues, TypedAdjacency
 from .typed.planning import typed_count_std, typed_cut_std
@@ -45,6 +45,7 @@ __all__ = [
     "canonical_node_order",
     "check_savable",
     "encode_graph",
+    "key_source",
     "load",
     "public_hex",
     "read_input",

@@ -35,10 +35,12 @@ from .._files import check_regular_file
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "MAX_LABEL_BYTES",
+    "DistinctKeys",
     "TableChunk",
     "int_column",
     "open_text_source",
     "read_table_chunks",
+    "shown_path",
     "source_name",
 ]
 
@@ -78,11 +80,41 @@ class TableChunk:
         return f"TableChunk(rows={len(self)}, columns={len(self.columns)})"
 
 
-def source_name(path: Any) -> str:
-    """How messages name a source: the file name of a path, the URL as given."""
+def _unshowable(text: str) -> bool:
+    """Text given as a path that a message must not repeat: it may be a key or a record.
+
+    A key's PEM text (pasted where its file's path belongs) and anything with
+    line breaks or other unprintable characters is no path a user typed.
+    """
+    return not text.isprintable() or "-----BEGIN" in text or "PRIVATE KEY" in text
+
+
+def shown_path(path: Any, *, quote: bool = True) -> str:
+    """A path as messages show it (quoted), or its type and length when it may be secret.
+
+    Examples
+    --------
+    >>> shown_path("data/g.txt"), shown_path("-----BEGIN PRIVATE KEY-----\\nMC4C...")
+    ("'data/g.txt'", '(a path not shown: a str of 35 characters)')
+    """
     text = os.fspath(path)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
+    if _unshowable(text):
+        return f"(a path not shown: a {type(path).__name__} of {len(text)} characters)"
+    return repr(text) if quote else text
+
+
+def source_name(path: Any) -> str:
+    """How messages name a source: the file name of a path, the URL as given.
+
+    Text that may be secret (see :func:`shown_path`) is named by its length only.
+    """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if _unshowable(text):
+        return shown_path(text)
     return text if "://" in text else os.path.basename(text) or text
 
 
@@ -108,7 +140,7 @@ class open_text_source:
             self._raw = fsspec.open(self.path, "rb", **self.storage_options).open()
         else:
             # refused before opening: a missing path, a directory, a FIFO or a device
-            check_regular_file(self.path, f"edge list {self.path!r}")
+            check_regular_file(self.path, f"edge list {shown_path(self.path)}")
             self._raw = open(self.path, "rb")
         head = self._raw.read(2)
         self._raw.seek(0)
@@ -302,3 +334,51 @@ def int_column(tokens: np.ndarray, lines: np.ndarray, name: str) -> np.ndarray:
         k = int(np.argmin(ok)) if not ok.all() else 0
         raise ValueError(f"{name}, line {int(lines[k])}: expected an integer label")
     return values
+
+
+class DistinctKeys:
+    """The distinct keys of a stream of key blocks, in the order they were first seen.
+
+    Each block is collapsed (``np.unique``) as it arrives and kept with the
+    stream position of each key's first occurrence; the blocks held are
+    merged into one sorted run whenever they outgrow twice the run, so memory
+    is a small multiple of (distinct keys + one block), whatever the number of
+    repeats: an edge list of 40 million ``0 1`` lines holds one key, not 40
+    million.  The total work is O(N log N) for N keys read.
+
+    Examples
+    --------
+    >>> d = DistinctKeys()
+    >>> d.add(np.array([5, 3, 5], dtype=np.uint64)); d.add(np.array([3, 9, 5], dtype=np.uint64))
+    >>> d.keys().tolist()
+    [5, 3, 9]
+    """
+
+    def __init__(self) -> None:
+        self._keys: list[np.ndarray] = []
+        self._first: list[np.ndarray] = []
+        self._held = self._run = self._seen = 0
+
+    def add(self, keys: np.ndarray) -> None:
+        """Add a block of keys (in stream order)."""
+        uniq, first = np.unique(keys, return_index=True)  # stable: each key's first position
+        self._keys.append(uniq)
+        self._first.append(first.astype(np.int64) + self._seen)
+        self._seen += int(keys.size)
+        self._held += int(uniq.size)
+        if len(self._keys) > 1 and self._held > 2 * max(self._run, 1 << 16):
+            self._merge()
+
+    def _merge(self) -> None:
+        # older blocks come first, so the first occurrence in the concatenation is the earliest
+        keys, at = np.unique(np.concatenate(self._keys), return_index=True)
+        first = np.concatenate(self._first)[at]
+        self._keys, self._first = [keys], [first]
+        self._held = self._run = int(keys.size)
+
+    def keys(self) -> np.ndarray:
+        """The distinct keys in order of first occurrence."""
+        if not self._keys:
+            return np.zeros(0, dtype=np.uint64)
+        self._merge()
+        return self._keys[0][np.argsort(self._first[0], kind="stable")]

@@ -69,6 +69,17 @@ def canonical_node_order(nodes: Iterable[Hashable]) -> list:
     return [nodes[k] for _, k in keys]
 
 
+def _exact_int64(labels: np.ndarray) -> np.ndarray:
+    """Integer labels as int64 without rounding: numpy compares and searches uint64 against
+    int64 through float64 (2^53 + 1 would find 2^53), so unsigned labels are converted here;
+    those above int64 are no label of an int64 index and become int64's minimum, which no
+    index holds (its labels are within +-2^62)."""
+    if labels.dtype.kind != "u" or labels.dtype.itemsize < 8:
+        return labels.astype(np.int64, copy=False)
+    big = labels > np.uint64(np.iinfo(np.int64).max)
+    return np.where(big, np.iinfo(np.int64).min, labels.astype(np.int64))
+
+
 class NodeIndex:
     """Public map between node labels and positions 0..n-1.
 
@@ -133,8 +144,7 @@ class NodeIndex:
         if self._ints is None:
             raise TypeError("lookup needs an index over integer labels")
         arr = np.asarray(labels)
-        if arr.dtype.kind not in "iu":
-            arr = arr.astype(np.int64)
+        arr = _exact_int64(arr) if arr.dtype.kind in "iu" else arr.astype(np.int64)
         n = self._ints.size
         if self._identity:
             bad = (arr < 0) | (arr >= n)
@@ -190,6 +200,7 @@ class NodeIndex:
         [1, -1]
         """
         if self._ints is not None and isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
+            labels = _exact_int64(labels)  # uint64 against int64 would compare through float64
             n = self._ints.size
             if self._identity:  # labels 0..n-1: a label is its position
                 return np.where((labels >= 0) & (labels < n), labels, -1).astype(np.int64)

@@ -45,10 +45,16 @@ from typing import TYPE_CHECKING, Any, Union
 import networkx as nx
 import numpy as np
 
-from ..core.pairs import pair_index
 from ..exceptions import DroppedAttributesWarning
-from .edgelist import DEFAULT_CHUNK_BYTES, int_column, read_table_chunks, source_name
+from .edgelist import (
+    DEFAULT_CHUNK_BYTES,
+    DistinctKeys,
+    int_column,
+    read_table_chunks,
+    source_name,
+)
 from .encoding import EncodedGraph, NodeIndex, canonical_node_order, encode_graph
+from .tables import frame_columns, is_dataframe
 
 if TYPE_CHECKING:
     import scipy.sparse
@@ -405,36 +411,9 @@ def _text_positions(tokens: np.ndarray, lines: np.ndarray, by_text: dict[str, in
     return pos[inverse.ravel()]
 
 
-def _is_dataframe(G: Any) -> bool:
-    module = type(G).__module__.split(".")[0]
-    return ((module in ("pandas", "polars", "pyarrow") and hasattr(G, "columns"))
-            or (hasattr(G, "__dataframe__") and not isinstance(G, type)))
-
-
-def _frame_columns(df: Any) -> tuple[list[str], Callable[[str], np.ndarray]]:
-    """Column names and a column reader of a pandas/polars DataFrame or a pyarrow Table."""
-    module = type(df).__module__.split(".")[0]
-    if module == "pyarrow":
-        return list(df.column_names), lambda c: df.column(c).to_numpy()
-    if module in ("pandas", "polars"):
-        return [str(c) for c in df.columns], lambda c: np.asarray(df[_original(df, c)].to_numpy())
-    try:  # anything else that speaks the dataframe interchange protocol: through pandas
-        import pandas as pd
-    except ImportError:
-        raise ImportError(
-            f"a {type(df).__name__} table is read through pandas, which is not installed; "
-            "install it with pip install 'dpgraph[dataframe]'"
-        ) from None
-    return _frame_columns(pd.api.interchange.from_dataframe(df))
-
-
-def _original(df: Any, name: str) -> Any:
-    return next(c for c in df.columns if str(c) == name)
-
-
 def _frame_edges(df: Any, nodes: Any, directed: bool, options: ReadOptions) -> EdgeStream:
     index = vertex_set(nodes, "a table of edges", compact=options.compact)
-    names, column = _frame_columns(df)
+    names, column = frame_columns(df)
     if "source" in names and "target" in names:
         pick = ["source", "target"]
     elif len(names) >= 2:
@@ -457,7 +436,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
               _matrix_like),
     InputKind("the path or URL of an edge-list file", _is_path, _nodes_n, _file_edges,
               _file_like),
-    InputKind("a DataFrame of edges (pandas, polars) or a pyarrow Table", _is_dataframe,
+    InputKind("a DataFrame of edges (pandas, polars) or a pyarrow Table", is_dataframe,
               _nodes_n, _frame_edges),
     InputKind("an (m, 2) array of edges", _is_edge_array, _nodes_n, _array_edges),
 )
@@ -499,14 +478,18 @@ def stream_input(G: Any, nodes: Any = None, directed: bool = False, *,
     return input_kind(G).edges(G, nodes, bool(directed), options or ReadOptions())
 
 
-def check_pairs(u: np.ndarray, v: np.ndarray, directed: bool,
-                what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Refuse ends outside the vertex set and self-loops; orient undirected pairs ``u < v``."""
-    missing = int((u < 0).sum() + (v < 0).sum())
+def check_pairs(u: np.ndarray, v: np.ndarray, directed: bool, what: str, *,
+                earlier: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
+    """Refuse ends outside the vertex set and self-loops; orient undirected pairs ``u < v``.
+
+    ``earlier`` is (missing ends, self-loops) counted in earlier blocks of the
+    same input, so a refusal counts the whole input.
+    """
+    missing = int((u < 0).sum() + (v < 0).sum()) + earlier[0]
     if missing:
         raise ValueError(f"{what} names {missing} edge end(s) that are not in nodes=; nodes "
                          "must be the whole public vertex set")
-    loops = int(np.count_nonzero(u == v))
+    loops = int(np.count_nonzero(u == v)) + earlier[1]
     if loops:
         raise ValueError(f"{what} has self-loops ({loops}); vertex pairs {{i, i}} are not rows "
                          "of the database. Remove them")
@@ -554,16 +537,22 @@ def read_input(G: GraphInput, directed: bool = False,
     (4, [0, 1], [1, 2])
     """
     stream = stream_input(G, nodes, directed, options=ReadOptions(edge_data=bool(edge_data)))
-    parts = list(stream.chunks)
     if stream.checked:
-        (rows, cols), = parts
+        (rows, cols), = list(stream.chunks)
         return EncodedGraph(stream.index, rows, cols, bool(directed), stream.edge_data)
+    n = np.uint64(len(stream.index))
+    # repeated mentions of a pair (or both orders of an undirected one) are one edge, collapsed
+    # a block at a time: memory follows the distinct pairs, not the lines (keys u * n + v)
+    seen, bad = DistinctKeys(), [0, 0]  # missing ends and self-loops, counted to the end
+    for u, v in stream.chunks:
+        u, v = np.asarray(u), np.asarray(v)
+        if bad[0] or bad[1] or (u < 0).any() or (v < 0).any() or (u == v).any():
+            bad = [bad[0] + int((u < 0).sum() + (v < 0).sum()), bad[1] + int((u == v).sum())]
+            continue
+        u, v = check_pairs(u, v, directed, stream.what)
+        seen.add(u.astype(np.uint64) * n + v.astype(np.uint64))
     empty = np.zeros(0, dtype=np.int64)
-    u = np.concatenate([p[0] for p in parts]) if parts else empty
-    v = np.concatenate([p[1] for p in parts]) if parts else empty
-    u, v = check_pairs(u, v, directed, stream.what)
-    n = len(stream.index)
-    # repeated mentions of a pair (or both orders of an undirected one) are one edge
-    _, first = np.unique(pair_index(u, v, n, directed), return_index=True)
-    first.sort()
-    return EncodedGraph(stream.index, u[first], v[first], bool(directed))
+    check_pairs(empty, empty, directed, stream.what, earlier=(bad[0], bad[1]))
+    keys = seen.keys()
+    return EncodedGraph(stream.index, (keys // n).astype(np.int64), (keys % n).astype(np.int64),
+                        bool(directed))

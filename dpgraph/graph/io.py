@@ -26,7 +26,8 @@ probability, the channel (d, r) and keep are derived from the certified
 integer numerators, and a header whose epsilon, flip_probability, keep or
 channel disagree with them is refused.  The header is parsed only after its
 size is checked against what the declared n needs, with limits on nesting
-depth and number length (see :mod:`dpgraph._safejson`).
+depth, number length and what parsing would build (a scan before it, see
+:mod:`dpgraph._safejson`).
 
 Node labels are stored as JSON: int, str, float (finite), bool, None and
 tuples of those round-trip exactly (tuples are stored as JSON lists and come
@@ -375,11 +376,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     from .. import _safejson
     from ..core.probabilities import rr_probabilities
     from . import signing
+    from .edgelist import shown_path
     from .encoding import NodeIndex
 
     vk = None if verify_key is None else signing.verify_key(verify_key)
     path = Path(path)
-    size = check_regular_file(path, str(path)).st_size  # a FIFO would block the open forever
+    # a FIFO would block the open forever; a key's text given as the path is not repeated
+    size = check_regular_file(path, shown_path(path, quote=False)).st_size
     with open(path, "rb") as fh:
         raw = fh.read(_PREFIX.size)
         if len(raw) < _PREFIX.size or raw[:8] != MAGIC:

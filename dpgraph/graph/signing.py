@@ -13,8 +13,11 @@ and ``PREFIX.pub`` (the verify key, to publish) as PEM files, the standard
 encodings OpenSSL reads too; every place that takes a key
 (``R.save(signing_key=...)``, ``dpgraph.load(verify_key=...)``,
 ``--signing-key``, ``--verify-key``) accepts the path of such a file, its
-PEM bytes, the raw bytes of :func:`generate_signing_key`, or a
-:mod:`cryptography` key object.  Raw signing keys are 64 bytes (the 32-byte
+PEM text or bytes, the raw bytes of :func:`generate_signing_key` or their hex
+(as ``dpgraph keygen`` prints the public key), or a :mod:`cryptography` key
+object; :func:`key_source` says which form an argument is read as.  No
+message ever quotes key material: text that is not a key, or a key given
+where it does not belong, is named by its type and length only.  Raw signing keys are 64 bytes (the 32-byte
 secret seed followed by its 32-byte public key, as libsodium writes it) and
 raw verify keys 32: the lengths differ on purpose, so a verify key passed
 where the signing key belongs is refused, never used as a seed.  A signing key
@@ -25,6 +28,7 @@ message saying which file to use.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -34,11 +38,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = [
+    "KEY_SOURCES",
     "SIGNATURE_BYTES",
     "SIGNING_KEY_BYTES",
     "VERIFY_KEY_BYTES",
     "check_signature",
     "generate_signing_key",
+    "key_source",
     "public_hex",
     "sign_digest",
     "signing_key",
@@ -79,38 +85,126 @@ def _raw_public(pk: Ed25519PublicKey) -> bytes:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _PEM = b"-----BEGIN"
 _MAX_KEY_FILE = 4096  # a PEM Ed25519 key is about 120 bytes
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_HEX_LENGTHS = (2 * VERIFY_KEY_BYTES, 2 * SIGNING_KEY_BYTES)  # 64 and 128 hex digits
+_KEY_SUFFIXES = (".key", ".pub", ".pem")
+
+#: the forms :func:`key_source` tells apart
+KEY_SOURCES = ("object", "raw bytes", "PEM bytes", "PEM text", "hex", "path")
 
 
-def _key_material(key: Any, name: str) -> Any:
-    """A key argument as given, or the bytes of the key file it names."""
-    if isinstance(key, (str, os.PathLike)):
-        path = Path(key)
-        try:
-            # non-blocking, then fstat: a FIFO (or device) is refused before any read could
-            # block, and no other file can be swapped in between the check and the read
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except FileNotFoundError:
-            raise ValueError(f"{name}: no such key file {str(path)!r} (make a pair with "
-                             "'dpgraph keygen PREFIX')") from None
-        except IsADirectoryError:
-            raise ValueError(f"{name}: {str(path)!r} is a directory, not a key file") from None
-        except OSError as exc:  # the path is not quoted: it may be a key's text
-            raise ValueError(f"{name}: the key file cannot be opened ({exc.strerror})") from None
-        mode = os.fstat(fd).st_mode  # before fdopen, which refuses a folder naming the fd
-        if not stat.S_ISREG(mode):
-            os.close(fd)
-            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket " \
-                "or device)"
-            raise ValueError(f"{name}: {str(path)!r} is {what}, not a key file")
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(_MAX_KEY_FILE + 1)
-        if len(data) > _MAX_KEY_FILE or not data.lstrip().startswith(_PEM):
-            raise ValueError(f"{name}: {str(path)!r} is not a key file (a PEM file as written by "
-                             "'dpgraph keygen')")
-        return data
-    if isinstance(key, bytearray):
-        return bytes(key)
-    return key
+def key_source(key: Any) -> str:
+    """Which form a key argument has, decided from the argument alone (no file is read).
+
+    Every place that takes a key reads it by this rule, so the answer says how
+    ``signing_key``/``verify_key`` (and ``R.save``, ``dpgraph.load``,
+    ``--signing-key``, ``--verify-key``) will read it:
+
+    * ``"object"``: an Ed25519PrivateKey or Ed25519PublicKey;
+    * ``"PEM bytes"``: bytes that start (after blanks) with ``-----BEGIN``;
+    * ``"raw bytes"``: any other bytes (64 for a signing key, 32 for a verify key);
+    * ``"PEM text"``: a str that starts (after blanks) with ``-----BEGIN``;
+    * ``"hex"``: a str of exactly 64 or 128 hex digits (blanks around it
+      ignored): a raw verify or signing key in hex, as ``dpgraph keygen``
+      prints the public key;
+    * ``"path"``: any other str, and every os.PathLike (a file whose name is
+      64 hex digits is passed as a ``pathlib.Path``).
+
+    Anything else gives ``"unknown"`` (refused by the readers).
+
+    Examples
+    --------
+    >>> key_source("curator.pub"), key_source("ab" * 32), key_source("-----BEGIN PUBLIC KEY-----")
+    ('path', 'hex', 'PEM text')
+    >>> key_source(bytes(32)), key_source(12)
+    ('raw bytes', 'unknown')
+    """
+    if isinstance(key, (Ed25519PrivateKey, Ed25519PublicKey)):
+        return "object"
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return "PEM bytes" if bytes(key).lstrip().startswith(_PEM) else "raw bytes"
+    if isinstance(key, str):
+        text = key.strip()
+        if text.startswith("-----BEGIN"):
+            return "PEM text"
+        if len(text) in _HEX_LENGTHS and _HEX.fullmatch(text):
+            return "hex"
+        return "path"
+    if isinstance(key, os.PathLike):
+        return "path"
+    return "unknown"
+
+
+def _described(key: Any) -> str:
+    """A key argument named by its type and length only: never its content."""
+    try:
+        return f"a {type(key).__name__} of length {len(key)}"
+    except TypeError:
+        return f"a {type(key).__name__}"
+
+
+def _shown(path: str) -> str:
+    """The path quoted in a message, or a description when it might be key text.
+
+    A path is quoted only when it names something on disk or ends like a key
+    file's name: text that is neither (a key pasted in an unknown form, a typo
+    of one) is never echoed, since it may be key material.
+    """
+    try:
+        safe = (len(path) <= 1024 and path.isprintable()
+                and (path.endswith(_KEY_SUFFIXES) or os.path.lexists(path)))
+    except (OSError, ValueError):
+        safe = False
+    return repr(path) if safe else f"(not shown: {_described(path)})"
+
+
+def _read_key_file(path: Path, name: str) -> bytes:
+    """The bytes of the key file at ``path``; refusals quote it only if it is safe to."""
+    problem = None
+    try:
+        # non-blocking, then fstat: a FIFO (or device) is refused before any read could
+        # block, and no other file can be swapped in between the check and the read
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        problem = ("no such key file {} (make a pair with 'dpgraph keygen PREFIX', or pass a "
+                   "key's PEM text or hex)")
+    except IsADirectoryError:
+        problem = "{} is a directory, not a key file"
+    except (OSError, ValueError):  # a name too long, a NUL in it, no permission...
+        problem = "cannot open the key file {} (pass a key file's path, its PEM text or its hex)"
+    # raised here, outside the handler: the OSError's filename would travel as __context__
+    if problem is not None:
+        raise ValueError(f"{name}: " + problem.format(_shown(str(path))))
+    mode = os.fstat(fd).st_mode  # before fdopen, which refuses a folder naming the fd
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket " \
+            "or device)"
+        raise ValueError(f"{name}: {_shown(str(path))} is {what}, not a key file")
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(_MAX_KEY_FILE + 1)
+    if len(data) > _MAX_KEY_FILE or not data.lstrip().startswith(_PEM):
+        raise ValueError(f"{name}: {_shown(str(path))} is not a key file (a PEM file as written by "
+                         "'dpgraph keygen')")
+    return data
+
+
+def _key_material(key: Any, name: str) -> tuple[Any, str]:
+    """A key argument as a key object or bytes, and its :func:`key_source`.
+
+    No message raised here or below quotes the argument unless it is a path
+    that is safe to show (see :func:`_shown`): key text is never echoed.
+    """
+    source = key_source(key)
+    if source == "path":
+        return _read_key_file(Path(key), name), source
+    if source == "PEM text":
+        return key.strip().encode("utf-8", "replace"), source
+    if source == "hex":
+        return bytes.fromhex(key.strip()), source
+    if source in ("raw bytes", "PEM bytes"):
+        return bytes(key), source
+    return key, source
 
 
 def _from_pem(data: bytes, name: str, want_private: bool) -> Any:
@@ -120,60 +214,100 @@ def _from_pem(data: bytes, name: str, want_private: bool) -> Any:
             f"{name}: this is the {'verify (public)' if want_private else 'signing (private)'} "
             f"key; pass the {'.key' if want_private else '.pub'} file of the pair "
             f"({'sign with the secret key' if want_private else 'the verify key is the one to publish'})")
+    problem = None
     try:
         key = (serialization.load_pem_private_key(data, password=None) if want_private
                else serialization.load_pem_public_key(data))
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{name}: not a readable PEM key ({exc})") from None
+    except TypeError:  # an encrypted private key
+        problem = "an encrypted PEM key; dpgraph reads unencrypted PEM as 'dpgraph keygen' writes"
+    except ValueError:  # the library's message is kept out: it is not needed to fix the key
+        problem = "not a readable PEM key (a PEM file as written by 'dpgraph keygen' is needed)"
+    if problem is not None:  # raised outside the handler: no chained exception
+        raise ValueError(f"{name}: {problem}")
     kind = Ed25519PrivateKey if want_private else Ed25519PublicKey
     if not isinstance(key, kind):
         raise ValueError(f"{name}: an Ed25519 key is needed, got a {type(key).__name__}")
     return key
 
 
+_FORMS = ("its PEM text or bytes, the path of its PEM file, its raw bytes ({n}) or their hex "
+          "({h} hex digits)")
+
+
 def signing_key(key: Any, name: str = "signing_key") -> Ed25519PrivateKey:
-    """Validate a signing key: an Ed25519PrivateKey, its raw 64 bytes, or a PEM key file.
+    """Validate a signing key: a key object, PEM text, PEM file, raw bytes or hex.
 
     Parameters
     ----------
     key : Ed25519PrivateKey, bytes, str or os.PathLike
-        The key object, its raw 64 bytes (:func:`generate_signing_key`), the
-        bytes of a PEM file, or the path of one (``PREFIX.key`` of
-        ``dpgraph keygen``).
+        The key object; the path of a PEM key file (``PREFIX.key`` of
+        ``dpgraph keygen``); its PEM text (a str starting with ``-----BEGIN``,
+        e.g. ``open("curator.key").read()``) or PEM bytes; its raw 64 bytes
+        (:func:`generate_signing_key`); or those 64 bytes in hex (128 hex
+        digits).  :func:`key_source` says which of these a given argument is
+        read as; a str that is neither PEM text nor 128 (or 64) hex digits is
+        a path.
     name : str
         Argument name used in error messages.
+
+    Raises
+    ------
+    ValueError
+        A key that is not a signing key (a verify key, a PEM file of another
+        kind, no such file).  No message quotes key material: text that may
+        be a key is named by its type and length only.
+    TypeError
+        A key of another type, or raw bytes of another length.
+
+    Examples
+    --------
+    >>> sk, vk = generate_signing_key()
+    >>> public_hex(signing_key(sk.hex())) == vk.hex()
+    True
     """
-    key = _key_material(key, name)
-    if isinstance(key, Ed25519PrivateKey):
-        return key
-    if isinstance(key, bytes) and key.lstrip().startswith(_PEM):
-        return _from_pem(key, name, want_private=True)
-    if isinstance(key, Ed25519PublicKey) or (isinstance(key, bytes) and len(key) == VERIFY_KEY_BYTES):
-        raise ValueError(f"{name}: this is a verify (public) key (32 bytes); sign with the secret "
-                         "key of the pair: its 64 raw bytes or the .key file")
-    if isinstance(key, bytes) and len(key) == SIGNING_KEY_BYTES:
-        sk = Ed25519PrivateKey.from_private_bytes(key[:32])
-        if _raw_public(sk.public_key()) != key[32:]:
+    material, source = _key_material(key, name)
+    if isinstance(material, Ed25519PrivateKey):
+        return material
+    if source in ("path", "PEM text", "PEM bytes"):
+        return _from_pem(material, name, want_private=True)
+    if isinstance(material, Ed25519PublicKey) or (isinstance(material, bytes)
+                                                  and len(material) == VERIFY_KEY_BYTES):
+        raise ValueError(f"{name}: this is a verify (public) key (32 bytes, read as {source}); "
+                         "sign with the secret key of the pair: its 64 raw bytes or the .key file")
+    if isinstance(material, bytes) and len(material) == SIGNING_KEY_BYTES:
+        sk = Ed25519PrivateKey.from_private_bytes(material[:32])
+        if _raw_public(sk.public_key()) != material[32:]:
             raise ValueError(f"{name}: its second half is not the public key of its first; not a "
                              "signing key written by dpgraph.generate_signing_key")
         return sk
-    raise TypeError(
-        f"{name} must be an Ed25519PrivateKey, its raw 64 bytes (see "
-        "dpgraph.generate_signing_key) or the path of a key file from 'dpgraph keygen', got "
-        f"{type(key).__name__}" + (f" of length {len(key)}" if isinstance(key, bytes) else ""))
+    raise TypeError(f"{name} must be an Ed25519PrivateKey, "
+                    + _FORMS.format(n=SIGNING_KEY_BYTES, h=2 * SIGNING_KEY_BYTES)
+                    + f"; got {_described(key)}")
 
 
 def verify_key(key: Any, name: str = "verify_key") -> Ed25519PublicKey:
-    """Validate a verify key: an Ed25519PublicKey, its raw 32 bytes, or a PEM key file.
+    """Validate a verify key: a key object, PEM text, PEM file, raw bytes or hex.
 
     Parameters
     ----------
     key : Ed25519PublicKey, bytes, str or os.PathLike
-        The curator's published key: the object, its raw 32 bytes
-        (:func:`generate_signing_key`), the bytes of a PEM file, or the path
-        of one (``PREFIX.pub`` of ``dpgraph keygen``).
+        The curator's published key: the object; the path of its PEM file
+        (``PREFIX.pub`` of ``dpgraph keygen``); its PEM text (a str starting
+        with ``-----BEGIN``, e.g. ``open("curator.pub").read()``) or PEM
+        bytes; its raw 32 bytes (:func:`generate_signing_key`); or their hex
+        (64 hex digits, as ``dpgraph keygen`` prints it and a signed file's
+        header names its signer).  :func:`key_source` says which of these a
+        given argument is read as.
     name : str
         Argument name used in error messages.
+
+    Raises
+    ------
+    ValueError
+        A key that is not a verify key (a signing key, a PEM file of another
+        kind, no such file).  No message quotes key material.
+    TypeError
+        A key of another type, or raw bytes of another length.
 
     Examples
     --------
@@ -182,26 +316,30 @@ def verify_key(key: Any, name: str = "verify_key") -> Ed25519PublicKey:
     >>> secret, public = write_key_files(prefix)
     >>> public_hex(verify_key(public)) == public_hex(signing_key(secret))
     True
+    >>> pem_text = open(public).read()
+    >>> key_source(pem_text), public_hex(verify_key(pem_text)) == public_hex(verify_key(public))
+    ('PEM text', True)
     """
-    key = _key_material(key, name)
-    if isinstance(key, Ed25519PublicKey):
-        return key
-    if isinstance(key, bytes) and key.lstrip().startswith(_PEM):
-        return _from_pem(key, name, want_private=False)
-    if isinstance(key, Ed25519PrivateKey) or (isinstance(key, bytes)
-                                              and len(key) == SIGNING_KEY_BYTES):
-        raise ValueError(f"{name}: this is a signing (secret) key; pass the curator's published "
-                         "verify key (its 32 raw bytes, or the .pub file), and keep the signing "
-                         "key secret")
-    if isinstance(key, bytes) and len(key) == VERIFY_KEY_BYTES:
+    material, source = _key_material(key, name)
+    if isinstance(material, Ed25519PublicKey):
+        return material
+    if source in ("path", "PEM text", "PEM bytes"):
+        return _from_pem(material, name, want_private=False)
+    if isinstance(material, Ed25519PrivateKey) or (isinstance(material, bytes)
+                                                   and len(material) == SIGNING_KEY_BYTES):
+        raise ValueError(f"{name}: this is a signing (secret) key (read as {source}); pass the "
+                         "curator's published verify key (its 32 raw bytes, their hex, or the "
+                         ".pub file), and keep the signing key secret")
+    if isinstance(material, bytes) and len(material) == VERIFY_KEY_BYTES:
+        problem = None
         try:
-            return Ed25519PublicKey.from_public_bytes(key)
+            return Ed25519PublicKey.from_public_bytes(material)
         except ValueError:
-            raise ValueError(f"{name}: not a valid Ed25519 public key") from None
-    raise TypeError(
-        f"{name} must be an Ed25519PublicKey, its raw 32 bytes or the path of the curator's "
-        f"key file (.pub from 'dpgraph keygen'), got {type(key).__name__}"
-        + (f" of length {len(key)}" if isinstance(key, bytes) else ""))
+            problem = f"{name}: not a valid Ed25519 public key (read as {source})"
+        raise ValueError(problem)  # outside the handler: no chained exception
+    raise TypeError(f"{name} must be an Ed25519PublicKey, "
+                    + _FORMS.format(n=VERIFY_KEY_BYTES, h=2 * VERIFY_KEY_BYTES)
+                    + f"; got {_described(key)}")
 
 
 def write_key_files(prefix: str | os.PathLike) -> tuple[Path, Path]:

@@ -45,10 +45,17 @@ class StoreLocation:
         return {"storage_options": opts} if opts else {}
 
     def group(self, mode: str):
-        """The Zarr group in ``mode`` ("r", "r+", "w")."""
+        """The Zarr group in ``mode`` ("r", "r+", "w").
+
+        Consolidated metadata (a copy of the arrays' metadata in the group's
+        ``zarr.json``) is never used: every read of an array goes through
+        :meth:`array` and its own ``zarr.json``, so the group's arrays are
+        described by the same file that their reads follow.
+        """
         import zarr
 
-        return zarr.open_group(store=self.target, mode=mode, **self._kwargs())
+        return zarr.open_group(store=self.target, mode=mode, use_consolidated=False,
+                               **self._kwargs())
 
     def array(self, path: str, mode: str = "r"):
         """The Zarr array ``path`` of the group."""

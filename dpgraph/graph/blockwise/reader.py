@@ -226,7 +226,25 @@ def _read_labels(nodes: Any, n: int) -> np.ndarray:
     return labels
 
 
-def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
+def _own_array(loc: StoreLocation, name: str) -> Any:
+    """Array ``name`` opened as every read opens it: from its own ``zarr.json``.
+
+    The checks below look at this object, never at the group's view of its
+    members (which could come from consolidated metadata that the reads do
+    not follow).
+    """
+    problem = None
+    try:
+        return loc.array(name)
+    except (KeyError, FileNotFoundError, LookupError):
+        problem = f"blockwise store has no {name!r} array; it is damaged"
+    except (ValueError, TypeError) as exc:  # zarr's own refusal of a malformed zarr.json
+        problem = (f"blockwise store array {name!r} has unreadable metadata "
+                   f"({type(exc).__name__}); the store is damaged or crafted")
+    raise ValueError(problem)
+
+
+def _check_arrays(loc: StoreLocation, fields: dict,
                   check_bits: bool) -> tuple[TilePlan, np.ndarray]:
     n = fields["n"]
     tr, tc = fields["tile"]
@@ -235,10 +253,7 @@ def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
     if tr > max(DEFAULT_TILE[0], 64 * ((n + 63) // 64)) or tc > max(DEFAULT_TILE[1], 64 * nw):
         raise _bad("tile", f"{[tr, tc]} is larger than both the default tile and the padded "
                            f"matrix of n = {n}")
-    try:
-        arr, nodes = group["adjacency"], group["nodes"]
-    except KeyError as exc:
-        raise ValueError(f"blockwise store has no {exc.args[0]!r} array; it is damaged") from None
+    arr, nodes = _own_array(loc, "adjacency"), _own_array(loc, "nodes")
     if arr.dtype != np.uint64 or arr.shape != (n, words_per_row(n)):
         raise ValueError(f"blockwise store array 'adjacency' must be uint64 of shape "
                          f"{(n, words_per_row(n))} for n = {n}, got {arr.dtype} {arr.shape}")
@@ -249,6 +264,13 @@ def _check_arrays(loc: StoreLocation, group: Any, fields: dict,
         raise ValueError(f"blockwise store array 'nodes' must be int64 of shape ({n},)")
     _check_layout(arr, "adjacency", (tr, tc // 64))
     _check_layout(nodes, "nodes", (min(n, NODE_CHUNK),))
+    for name, a in (("adjacency", arr), ("nodes", nodes)):
+        # a tile never written (below the diagonal) reads as the fill value: it must be 0
+        fill = getattr(a.metadata, "fill_value", None)
+        if fill is None or int(fill) != 0:
+            raise ValueError(f"blockwise store array {name!r} has fill value {fill!r}, not the 0 "
+                             "dpgraph writes (tiles never written would read as set bits); the "
+                             "store is damaged or crafted")
     check_fits(8 * n, f"the node labels of a blockwise store of {n:,} nodes")
     if check_bits:  # a band of tile rows by (tile + diagonal) words, with two copies
         check_fits(3 * 8 * tr * (tc // 64 + tr // 64 + 1), "checking a tile of the store")
@@ -329,5 +351,5 @@ def _open(loc: StoreLocation, release_id: str | None, *, check_bits: bool) -> Bl
     rr = RRProbabilities(K=2, epsilon=fields["epsilon"], flip_numerator=fields["flip_numerator"])
     if not rr.certify():
         raise ValueError("store's flip probability does not certify its epsilon; refusing it")
-    plan, labels = _check_arrays(loc, group, fields, check_bits)
+    plan, labels = _check_arrays(loc, fields, check_bits)
     return BlockwiseGraph(ZarrAdjacency(loc, plan), NodeIndex.from_integers(labels), rr, meta)

@@ -208,7 +208,12 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
         if not all(_is_number(type(b)) for b in edges):
             raise TypeError("bins must hold real numbers (the bin edges), not strings or "
                             "booleans, e.g. bins=[-10, 0, 3, 10]")
-        edges = tuple(float(b) for b in edges)
+        floats = tuple(_float_or_none(b) for b in edges)
+        if any(b is None for b in floats):  # a 400-digit int, a huge Fraction
+            raise ValueError("bins must be finite numbers within the float range (about "
+                             "+-1.8e308); bound the attribute's range in advance, e.g. "
+                             "bins=[-10, 0, 3, 10]")
+        edges = floats
         if len(edges) < 2:
             raise ValueError("bins needs at least 2 edges (one bin), e.g. bins=[0, 1, 10]")
         if not all(math.isfinite(b) for b in edges):
@@ -249,6 +254,14 @@ def tie_values(edge_attr: Any, values: Sequence | None = None,
     return TieValues(edge_attr, labels, edges)
 
 
+def _float_or_none(x: Any) -> float | None:
+    """``float(x)``, or None when x is beyond the float range (an int of 400 digits)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return None
+
+
 def _is_number(t: type) -> bool:
     """A real-number type other than bool (a string or a bool is not a bin's number)."""
     return issubclass(t, Real) and not issubclass(t, (bool, np.bool_))
@@ -269,7 +282,16 @@ def _value_indices(attrs: list, ties: TieValues) -> np.ndarray:
             raise TypeError(f"{bad} edge(s) of G have an {name} that is not a real number (a "
                             "string or a boolean, say): bins= maps numbers; convert the "
                             "attribute to numbers, or declare its values with values=")
-        x = np.array(attrs, dtype=float)
+        x = None
+        try:
+            x = np.array(attrs, dtype=float)
+        except OverflowError:  # raised outside the handler: nothing of the values is chained
+            pass
+        if x is None:
+            huge = sum(1 for a in attrs if _float_or_none(a) is None)
+            raise ValueError(f"{huge} edge(s) of G have an {name} beyond the float range "
+                             f"(about +-1.8e308), outside the declared bins; widen bins= in "
+                             "advance or bound the attribute")
         bad = int(np.count_nonzero(~np.isfinite(x)))
         if bad:
             raise ValueError(f"{bad} edge(s) of G have a NaN or infinite {name}; "
