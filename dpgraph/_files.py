@@ -33,14 +33,20 @@ def check_regular_file(path: Any, what: str, *, error: type[Exception] = ValueEr
     would leave the other names holding the old contents).  ``what`` names
     the path in the message (e.g. ``"edge list 'g.txt'"``).
     """
+    # raised after the handler, so no chained error keeps the path (it may be pasted key text)
+    failure: str | None = None
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        failure = "missing"
+    except OSError as exc:
+        failure = exc.strerror or type(exc).__name__
+    if failure == "missing":
         if missing is None:
             return None
-        raise missing(f"{what}: no such file") from None
-    except OSError as exc:
-        raise error(f"{what} cannot be read: {exc.strerror}") from None
+        raise missing(f"{what}: no such file")
+    if failure is not None:
+        raise error(f"{what} cannot be read: {failure}")
     if stat.S_ISDIR(st.st_mode):
         raise error(f"{what} is a directory, not a file")
     if not stat.S_ISREG(st.st_mode):

@@ -513,3 +513,19 @@ def test_a_private_key_given_as_a_file_path_is_never_repeated(keys):
         shown = str(info.value) + repr(info.value) + "".join(
             traceback.format_exception(type(info.value), info.value, info.value.__traceback__))
         assert not any(p in shown for p in _secret_pieces(pem_secret))
+
+
+def test_a_private_key_given_as_a_save_path_is_never_repeated(keys):
+    """``R.save(<PEM text>)`` and a missing file checked by path keep no copy of the text,
+    in the message or in any chained error."""
+    from dpgraph._files import check_regular_file
+
+    _, secret, _, _ = keys
+    pem_secret = secret.read_text()
+    R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
+    for call in (lambda: R.save(pem_secret),
+                 lambda: check_regular_file(pem_secret, "the signing_key file")):
+        with pytest.raises((ValueError, OSError)) as info:
+            call()
+        assert not any(p in _all_text(info.value) for p in _secret_pieces(pem_secret))
+        assert all(not getattr(e, "filename", None) for e in _chain(info.value))

@@ -55,6 +55,7 @@ from typing import Any, NamedTuple, Union
 import numpy as np
 
 from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
+from .edgelist import shown_path
 from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import (
     header_tie_values,
@@ -275,13 +276,18 @@ class IOMixin:
         prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head))
         digest = hashlib.sha256()
         folder = path.parent if str(path.parent) else Path(".")
-        # every refusal names the requested path, never the temporary file
+        # every refusal names the requested path, never the temporary file, and a "path" that
+        # may be key text pasted in the wrong place by its length only
+        shown = shown_path(path, quote=False)
+        if shown.startswith("(a path not shown"):  # never write a file named after a key
+            raise ValueError(f"cannot save to {shown}: it looks like key text or a record, not a "
+                             "file name; pass the release file's path (e.g. 'release.dpg')")
         if not folder.is_dir():
-            raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
+            raise FileNotFoundError(f"cannot save to {shown}: its folder does not exist")
         if path.is_dir():
-            raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
+            raise ValueError(f"cannot save to {shown}: it is a folder; give a file name")
         key_file = signing_key if isinstance(signing_key, (str, os.PathLike)) else None
-        refuse_overwrite(path, f"cannot save to {path}: it", [("the signing_key file", key_file)])
+        refuse_overwrite(path, f"cannot save to {shown}: it", [("the signing_key file", key_file)])
         remove_leftovers(path, MAGIC)
 
         def parts() -> Iterator[Any]:
@@ -298,7 +304,7 @@ class IOMixin:
         except OSError as exc:
             failed = exc.strerror or type(exc).__name__
         if failed is not None:  # raised here: the error names the path, not the temporary file
-            raise OSError(f"cannot save to {path}: {failed}")
+            raise OSError(f"cannot save to {shown}: {failed}")
 
 
 def _too_long(size: int) -> str:
