@@ -8,13 +8,13 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from .._frames import drops_input_frames
+from ..core.degree_fusion import check_share
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
-from ..core.degree_fusion import check_share
 from ..core.transaction import ReleaseTransaction
 from ..validation import Boolean, InstanceOf, Integer, Optional, validate_params
-from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
 from . import degree_channel
+from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
 from .dense import release_packed
 from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input

@@ -19,7 +19,6 @@ from . import (
 )
 from .adjacency import Adjacency, ValuedAdjacency
 from .answers import bind_analytics
-from .degree_channel import DegreeChannel
 from .convert import (
     blocks_to_networkx,
     csr_bytes,
@@ -28,6 +27,7 @@ from .convert import (
     networkx_bytes,
     to_csr,
 )
+from .degree_channel import DegreeChannel
 from .encoding import NodeIndex
 from .io import IOMixin
 from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
