@@ -34,6 +34,8 @@ __all__ = [
     "DegreeChannel",
     "FusedNodeEstimates",
     "channel_of",
+    "degree_header",
+    "degree_read",
     "fused_cut",
     "fused_cuts",
     "fused_degrees",
@@ -90,6 +92,49 @@ def sample(enc: Any, share: float, total_epsilon: float, laplace: DiscreteLaplac
     degrees = input_degrees(enc.rows, enc.cols, enc.n, enc.directed)
     return DegreeChannel(share, total_epsilon, laplace,
                          degrees + laplace.sample(degrees.size, source))
+
+
+# ---- the file payload -------------------------------------------------------------
+def degree_header(dc: DegreeChannel) -> dict:
+    """The header fields of a release file with the channel (public parameters only)."""
+    return {"share": dc.share, "total_epsilon": dc.total_epsilon,
+            "epsilon": dc.laplace.epsilon, "sensitivity": dc.laplace.sensitivity,
+            "laplace_numerator": str(int(dc.laplace.numerator)), "count": int(dc.noisy.size)}
+
+
+def degree_read(header: dict, buf: np.ndarray, kind: str, n: int, directed: bool,
+                pairs_epsilon: float) -> tuple[DegreeChannel, np.ndarray]:
+    """(channel, the kind's payload) from a file's header and payload, every field checked.
+
+    The split of epsilon and the Laplace numerator are re-derived from the
+    total and the share, and refused unless exactly those of the header.
+    """
+    from ..core.degree_fusion import check_share, split_epsilon
+    from ..core.laplace import discrete_laplace
+
+    h = header.get("degree_channel")
+    fields = {"share", "total_epsilon", "epsilon", "sensitivity", "laplace_numerator", "count"}
+    if kind != "packed" or not isinstance(h, dict) or set(h) != fields \
+            or type(h["share"]) is not float or type(h["total_epsilon"]) not in (int, float) \
+            or not isinstance(h["laplace_numerator"], str) or not h["laplace_numerator"].isdigit() \
+            or len(h["laplace_numerator"]) > 20 or h["sensitivity"] != SENSITIVITY \
+            or type(h["count"]) is not int or h["count"] != (2 * n if directed else n):
+        raise ValueError("degree_channel header fields are malformed; the file is corrupted")
+    try:
+        share = check_share(h["share"])
+        pairs, noise = split_epsilon(h["total_epsilon"], share)
+    except (TypeError, ValueError):
+        raise ValueError("degree_channel share or total_epsilon out of range") from None
+    if share == 0 or pairs != pairs_epsilon or noise != h["epsilon"]:
+        raise ValueError("degree_channel epsilons disagree with the total and the share")
+    laplace = discrete_laplace(noise, SENSITIVITY)
+    if laplace.numerator != int(h["laplace_numerator"]) or not laplace.certify():
+        raise ValueError("degree_channel noise is not the certified one of its epsilon; refusing it")
+    nb = 8 * h["count"]
+    if buf.nbytes < nb:
+        raise ValueError("payload too short for its noisy degrees; the file is corrupted")
+    noisy = buf[buf.nbytes - nb:].view("<i8").astype(np.int64)
+    return DegreeChannel(share, float(h["total_epsilon"]), laplace, noisy), buf[: buf.nbytes - nb]
 
 
 def channel_of(R: Any) -> DegreeChannel | None:
