@@ -339,3 +339,41 @@ def test_composed_release_audit_catches_overspending():
     res = neighbour_audit(_composed_sampler(0.5, cheat=1.6), G, H, 1.0, n=100_000,
                           n_search=10_000, seed=8)
     assert not res.passed, str(res)
+
+
+# ---------------------------------------------------------------------------- the planner
+@pytest.mark.parametrize("directed", [False, True])
+def test_planner_predicts_the_release_std_exactly(directed):
+    from dpgraph.planner import degree_share_plan
+
+    G = nx.gnp_random_graph(60, 0.1, seed=4, directed=directed)
+    p = degree_share_plan(60, 1.0, directed=directed, shares=[0.0, 0.3],
+                          workload=["degree", "edges", ("boundary", 7), ("cut", 5, 20)])
+    for row, share in zip(p.stds, (0.0, 0.3)):
+        R = _release(G, 1.0, 0, share)
+        got = [R.degree(3).std, R.number_of_edges().std, R.cut(range(7)).std,
+               R.cut(range(5), range(5, 25)).std]
+        assert np.allclose(row, got, rtol=1e-9)
+    assert set(p.best) == {*p.queries, "workload"}
+
+
+def test_planner_on_ego_facebook_sizes_meets_the_share_targets():
+    """At n = 4039, eps = 1 (exact stds): share 0.1 against 0 as the benchmark measures."""
+    from dpgraph.planner import degree_share_plan
+
+    p = degree_share_plan(4039, 1.0, shares=[0.0, 0.1], workload=[
+        "degree", ("boundary", 10), ("cut", 2019, 2020), "edges", ("cut", 10, 100)])
+    base, fused = p.stds
+    assert fused[0] <= 27 and fused[1] <= 90 and fused[2] <= 1650 and fused[3] <= 900
+    assert fused[4] <= 1.12 * base[4]
+
+
+def test_plan_cli_prints_the_share_table(capsys):
+    from dpgraph.cli import main
+
+    assert main(["plan", "--nodes", "500", "--epsilon", "1", "--workload",
+                 "degree,boundary:10,edges", "--shares", "0,0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "best share for degree" in out and "boundary |S|=10" in out
+    assert main(["plan", "--nodes", "500", "--epsilon", "1", "--workload", "degre"]) != 0
+    assert "use degree, edges, boundary:K or cut:AxB" in capsys.readouterr().err

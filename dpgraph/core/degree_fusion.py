@@ -264,9 +264,10 @@ class NormalLaplaceInterval:
         size = m * 2 * K + 1
         nfft = 1 << (size - 1).bit_length()
         pmf = np.fft.irfft(np.fft.rfft(one, nfft) ** m, nfft)[:size]
-        self._support = (np.arange(size) - m * K) * self.lam
-        self._pmf = np.clip(pmf, 0.0, None)
-        self._pmf /= self._pmf.sum()
+        pmf = np.clip(pmf, 0.0, None)
+        keep = pmf > 1e-16 * pmf.max()  # the FFT's round-off floor, far below any quantile
+        self._support = (np.arange(size)[keep] - m * K) * self.lam
+        self._pmf = pmf[keep] / pmf[keep].sum()
         self._q: dict[float, float] = {}  # level -> half-width, shared by :meth:`at` copies
 
     def at(self, center: float) -> NormalLaplaceInterval:
@@ -285,7 +286,7 @@ class NormalLaplaceInterval:
         if level in self._q:
             return self._q[level]
         lo, hi = 0.0, 10 * self.sigma + self.lam * float(np.abs(self._support).max()) + 1.0
-        for _ in range(80):
+        for _ in range(60):
             mid = (lo + hi) / 2
             if 2 * self.cdf(mid) - 1 < level:
                 lo = mid
