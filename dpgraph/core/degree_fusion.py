@@ -64,8 +64,10 @@ def split_epsilon(epsilon: float, share: float) -> tuple[float, float]:
 
     Examples
     --------
-    >>> split_epsilon(1.0, 0.1)
-    (0.9, 0.1)
+    >>> split_epsilon(1.0, 0.25)
+    (0.75, 0.25)
+    >>> split_epsilon(1.0, 0.1)      # the float 0.9 plus 0.1 exceeds 1: one ulp less
+    (0.8999999999999999, 0.1)
     >>> split_epsilon(2.0, 0.0)
     (2.0, 0.0)
     """
