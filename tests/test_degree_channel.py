@@ -377,3 +377,15 @@ def test_plan_cli_prints_the_share_table(capsys):
     assert "best share for degree" in out and "boundary |S|=10" in out
     assert main(["plan", "--nodes", "500", "--epsilon", "1", "--workload", "degre"]) != 0
     assert "use degree, edges, boundary:K or cut:AxB" in capsys.readouterr().err
+
+
+def test_report_shows_the_channel_and_the_total_guarantee():
+    from dpgraph.report.builder import report_context
+
+    R = _release(nx.karate_club_graph(), 1.0, 0, 0.2)
+    ctx = report_context(R, "karate", None, None)
+    assert ctx["degree_channel"]["share"] == "0.2" and ctx["degree_channel"]["total"] == "1"
+    assert ctx["odds"] == report_context(_release(nx.karate_club_graph(), 1.0, 0, 0.0),
+                                         "k", None, None)["odds"]  # e^1, not e^0.8
+    assert report_context(_release(nx.karate_club_graph(), 1.0, 0, 0.0), "k", None,
+                          None)["degree_channel"] is None
