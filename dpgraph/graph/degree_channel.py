@@ -34,7 +34,9 @@ __all__ = [
     "DegreeChannel",
     "FusedNodeEstimates",
     "channel_of",
+    "degree_basis",
     "degree_header",
+    "degree_kernel",
     "degree_read",
     "fused_cut",
     "fused_cuts",
@@ -92,6 +94,52 @@ def sample(enc: Any, share: float, total_epsilon: float, laplace: DiscreteLaplac
     degrees = input_degrees(enc.rows, enc.cols, enc.n, enc.directed)
     return DegreeChannel(share, total_epsilon, laplace,
                          degrees + laplace.sample(degrees.size, source))
+
+
+# ---- the degree distribution's basis ----------------------------------------------
+class LaplaceDegreeKernel:
+    """P(noisy degree = z | true degree = d) = P(L = z - d), for z in y0 .. y1 and d in 0 .. dmax.
+
+    The kernel interface of the degree distribution's fit and band
+    (:mod:`~dpgraph.graph.analytics.degree_kernel`): ``alpha = 1`` and
+    ``beta = 0`` say that no pair noise is involved, so the fit bins every
+    value and the band simulates independent nodes, as the noisy degrees are.
+    """
+
+    alpha, beta = 1.0, 0.0
+
+    def __init__(self, n: int, laplace: DiscreteLaplace, dmax: int, rows: tuple[int, int]) -> None:
+        a = float(laplace.alpha)
+        tail = int(np.ceil(np.log(1e-15 * (1 - a)) / np.log(a)))  # P(|L| > tail) < 1e-15
+        self.n, self.dmax = int(n), int(dmax)
+        self.y0, self.y1 = min(int(rows[0]), -tail), max(int(rows[1]), self.dmax + tail)
+        y = np.arange(self.y0, self.y1 + 1)[:, None]
+        self.pmf = laplace.pmf(y - np.arange(self.dmax + 1)[None, :])
+        self.pmf /= self.pmf.sum(axis=0, keepdims=True)
+
+    def cdf(self) -> np.ndarray:
+        F = np.cumsum(self.pmf, axis=0)
+        F /= F[-1]
+        return F
+
+    def rows(self, y: np.ndarray) -> np.ndarray:
+        return self.pmf[np.asarray(y, dtype=np.int64) - self.y0]
+
+
+def degree_basis(R: Any, pairs_resolution: float) -> tuple[np.ndarray, float] | None:
+    """(noisy degrees, their noise sd) when they pin a node's degree down better than its
+    pairs (sd ``pairs_resolution``), else None.  A public choice: both sds are public."""
+    dc = channel_of(R)
+    if dc is None or R.directed or dc.laplace.std >= pairs_resolution:
+        return None
+    return dc.noisy, dc.laplace.std
+
+
+def degree_kernel(R: Any, dmax: int) -> LaplaceDegreeKernel:
+    """The noisy degrees' kernel on the support 0 .. dmax."""
+    dc = channel_of(R)
+    return LaplaceDegreeKernel(R.number_of_nodes(), dc.laplace, dmax,
+                               (int(dc.noisy.min()), int(dc.noisy.max())))
 
 
 # ---- the file payload -------------------------------------------------------------
