@@ -18,7 +18,13 @@ from ...core.estimate import Estimate
 from ...core.estimators import count_estimate, unbiased_estimate
 from ...validation import validate_params
 from ..answers import PROPER, NodeEstimates, analytic, check_release, finish, require_undirected
-from ..degree_channel import channel_of, fused_number_of_edges, fused_volume, node_view
+from ..degree_channel import (
+    channel_of,
+    fused_degrees,
+    fused_number_of_edges,
+    fused_volume,
+    node_view,
+)
 from ..protocol import Release
 from ._shared import _has_node, _observed_degrees
 
@@ -86,6 +92,10 @@ def density(R: Release, proper: bool = True) -> Estimate:
 
 
 def _degree_estimate(R: Any, proper: bool) -> Estimate:
+    """Every node's degree as a batch (fused with the noisy degrees on a composed release:
+    what ``synthesize`` takes as its degree prior and its nodes' own estimates)."""
+    if channel_of(R) is not None:
+        return fused_degrees(R, proper)[0]
     n = R.number_of_nodes()
     obs = _observed_degrees(R).astype(float)
     return finish(count_estimate(obs, np.full(n, float(n - 1)), R.channel), proper, step=1.0)
