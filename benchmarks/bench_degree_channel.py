@@ -17,6 +17,7 @@ interval's coverage:
 share 0 vs the share): KL(truth || estimate) and the tail P(D >= 20).
 
     DPGRAPH_DATA_DIR=... python benchmarks/bench_degree_channel.py [--releases 200] [--share 0.1]
+        [--n-large 100000]     (--releases 0: the degree distribution alone)
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def large(n: int, eps: float, share: float, seed: int) -> list[dict]:
         est = R.degree_distribution()
         secs = time.perf_counter() - t0
         p = np.zeros(kmax + 1)
-        vals = np.asarray(getattr(est, "pmf", getattr(est, "value", [])), dtype=float).ravel()
+        vals = np.asarray(est, dtype=float).ravel()  # h[d], d = 0 .. n - 1
         p[: min(kmax + 1, vals.size)] = vals[: kmax + 1]
         q = 0.999 * p / max(p.sum(), 1e-300) + 1e-3 / (kmax + 1)
         m = truth > 0
@@ -121,6 +122,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n-large", type=int, default=0)
     args = ap.parse_args()
+    if args.releases == 0:  # the degree distribution alone
+        if args.n_large:
+            print(f"degree distribution at n={args.n_large} (G(n, 10/n), eps={args.epsilon:g})")
+            rows = large(args.n_large, args.epsilon, args.share, args.seed)
+            print(table(rows, list(rows[0])))
+        return
     G = facebook_or_none()
     if G is None:
         sys.exit(1)
