@@ -326,6 +326,7 @@ def test_composed_release_passes_the_neighbour_audit():
     H = G.copy()
     H.remove_edge(0, 1)
     res = neighbour_audit(_composed_sampler(0.5), G, H, 1.0, n=40_000, n_search=5_000, seed=7)
+    print(f"\n[composed release, share 0.5] {res}")
     assert res.passed, str(res)
     assert res.eps_upper > 0.5  # the event sees more than the pairs' half of the budget
 
@@ -338,6 +339,7 @@ def test_composed_release_audit_catches_overspending():
     H.remove_edge(0, 1)
     res = neighbour_audit(_composed_sampler(0.5, cheat=1.6), G, H, 1.0, n=100_000,
                           n_search=10_000, seed=8)
+    print(f"\n[composed release at 1.6 eps claimed as eps] {res}")
     assert not res.passed, str(res)
 
 
