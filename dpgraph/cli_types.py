@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .validation import check_regular_file, write_atomic
+from .validation import check_regular_file, refuse_overwrite, write_atomic
 
 __all__ = [
     "RELEASE_FILE_HELP",
@@ -282,13 +282,16 @@ def add_output_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def check_output(path: str, flag: str, *, force: bool = False,
-                 inputs: Sequence[Any] = ()) -> str:
+                 inputs: Sequence[Any] = (), ledger: str | None = None) -> str:
     """Refuse an output path before any work (and any privacy spent) is done.
 
     The folder must exist and be writable; the path must not be a folder, an
-    existing file without ``force``, or any of ``inputs`` (never, even with
-    ``force``: writing a report over its release destroys the release).  "The
-    same" is the same file on disk (device and inode), however it is reached:
+    existing file without ``force``, or, never (even with ``force``), any of
+    ``inputs`` (paths, or ``(description, path)`` pairs: writing a report
+    over its release destroys the release), the ``ledger`` the command
+    charges or its lock file, or any existing privacy ledger.  "The same" is
+    the same resolved path, whether or not the file exists yet (a ledger the
+    command is about to create), or the same file on disk (device and inode):
     the same name, a symbolic link or a hard link.
     """
     if os.path.isdir(path):
@@ -298,22 +301,12 @@ def check_output(path: str, flag: str, *, force: bool = False,
         raise ValueError(f"{flag} {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{flag} {path}: the folder {folder} is not writable")
-    if os.path.lexists(path):
-        for other in inputs:
-            if other is not None and "://" not in str(other) and _same_file(path, other):
-                raise ValueError(f"{flag} {path} is also an input of this command; refusing "
-                                 "to overwrite it")
-        if not force:
-            raise ValueError(f"{flag} {path} exists; pass --force to overwrite it")
+    protected = [x if isinstance(x, tuple) else ("an input of this command", x) for x in inputs]
+    refuse_overwrite(path, f"{flag} {path}", protected,
+                     ledger=ledger if ledger is None else os.path.abspath(ledger))
+    if os.path.lexists(path) and not force:
+        raise ValueError(f"{flag} {path} exists; pass --force to overwrite it")
     return path
-
-
-def _same_file(a: str, b: Any) -> bool:
-    """Whether two names reach one file (device and inode: symbolic and hard links too)."""
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):  # one of them does not exist (or is not a path)
-        return False
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

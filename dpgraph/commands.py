@@ -171,8 +171,9 @@ def _release(args: argparse.Namespace) -> int:
     if args.budget is not None and args.ledger is None:
         raise ValueError("--budget needs --ledger FILE (the ledger it creates)")
     # everything that can fail is checked before the ledger is charged (inside release)
-    check_output(args.output, "-o", force=args.force,
-                 inputs=[src, args.ledger, args.signing_key, _at_file(args.nodes)])
+    check_output(args.output, "-o", force=args.force, ledger=args.ledger,
+                 inputs=[("the EDGELIST", src), ("the --signing-key file", args.signing_key),
+                         ("the --nodes file", _at_file(args.nodes))])
     signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
     check_savable(0, args.name, "--name")  # before reading the edges
     nodes = (_nodes_in_file(src) if args.nodes_from_edges

@@ -78,13 +78,13 @@ from typing import Any
 import filelock
 
 from . import _safejson
-from ._files import check_regular_file, remove_leftovers, write_atomic
+from ._files import LEDGER_FORMAT, check_regular_file, remove_leftovers, write_atomic
 from .exceptions import BudgetExceededError, LedgerFileError, NewScopeWarning
 from .validation import Constraint, Epsilon, Optional, check_epsilon, validate_params
 
 __all__ = ["BudgetExceededError", "LedgerEntry", "LedgerFileError", "PrivacyLedger"]
 
-FORMAT = "dpgraph-privacy-ledger"
+FORMAT = LEDGER_FORMAT
 VERSION = 2
 DEFAULT_SCOPE = "default"
 #: Budgets split in decimal steps (10 x 0.1 = 1.0) are not exact in binary
@@ -113,6 +113,7 @@ class _Book:
         self.entries: list[LedgerEntry] = []
         self.path: Path | None = None
         self.mutex = threading.Lock()
+        self.pid = os.getpid()  # a copy made by fork() sees another pid
 
 
 _SCOPE = re.compile(r"[a-z0-9][a-z0-9 ._-]{0,199}\Z")
@@ -275,6 +276,9 @@ class PrivacyLedger:
         LedgerFileError
             If the ledger file vanished, was replaced by another ledger, is
             corrupted, or its lock could not be taken.
+        RuntimeError
+            If this ledger has no file and was copied by ``fork()`` into another
+            process (it cannot see its copies' charges).
         """
         return self._charge(epsilon, label)
 
@@ -284,6 +288,14 @@ class PrivacyLedger:
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         book = self._book
+        if book.pid != os.getpid():  # copied into a child by fork()
+            if book.path is None:
+                raise RuntimeError(
+                    "this in-memory ledger was copied into another process by fork(); it "
+                    "cannot see the charges of its copies, so charging it would spend one "
+                    "budget twice. Keep the budget in a file (PrivacyLedger.open(path, ...)), "
+                    "which every process charges under its lock")
+            book.mutex, book.pid = threading.Lock(), os.getpid()  # the parent's threads are gone
         with book.mutex:
             if book.path is None:
                 return self._charge_locked(epsilon, label)
@@ -351,7 +363,7 @@ class PrivacyLedger:
         path = _check_path(path)
         book = self._book
         with book.mutex, _file_lock(path):
-            remove_leftovers(path)
+            remove_leftovers(path, _FILE_START)
             if path.exists():
                 other = PrivacyLedger._from_dict(_read_doc(path), str(path))
                 if other.id != book.id:
@@ -382,7 +394,7 @@ class PrivacyLedger:
         """
         path = _check_path(path)
         with _file_lock(path):
-            remove_leftovers(path)
+            remove_leftovers(path, _FILE_START)
             ledger = cls._from_dict(_read_doc(path), str(path))
         ledger._book.path = path
         return ledger.with_scope(scope)
@@ -414,7 +426,7 @@ class PrivacyLedger:
         """
         path = _check_path(path)
         with _file_lock(path):
-            remove_leftovers(path)
+            remove_leftovers(path, _FILE_START)
             if path.exists():
                 ledger = cls._from_dict(_read_doc(path), str(path))
                 if total_epsilon is not None and total_epsilon != ledger.total_epsilon:
@@ -556,6 +568,11 @@ def _check_file(path: Path, name: str | None = None) -> None:
     name = str(path) if name is None else name
     check_regular_file(path, f"path {name!r}", error=LedgerFileError, missing=None,
                        single_name=True)
+
+
+#: how every ledger file starts (the first field of the JSON _write_atomic writes): the magic
+#: by which a killed write's temporary file is known to be dpgraph's
+_FILE_START = b'{\n "format": "' + FORMAT.encode() + b'"'
 
 
 def _write_atomic(path: Path, doc: dict) -> None:

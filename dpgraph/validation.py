@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ._files import check_regular_file, write_atomic
+from ._files import check_regular_file, refuse_overwrite, write_atomic
 from ._reals import as_float as _as_float
 from ._reals import float_at_most as _float_at_most
 
@@ -55,6 +55,7 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_regular_file",
+    "refuse_overwrite",
     "validate_params",
     "write_atomic",
 ]

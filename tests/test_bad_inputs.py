@@ -293,9 +293,11 @@ def _released_with(field: bytes) -> bytes:
      _dpg(b"\x00" * (40 << 20)),
      _dpg(_START + b'"nodes":' + b"[" * 10_000 + b"]" * 10_000 + b"}"),
      _released_with(b'"epsilon":1' + b"0" * 400),
-     _released_with(b'"epsilon":1e999')],
+     _released_with(b'"epsilon":1e999'),
+     _released_with(b'"flip_numerator":"\\u00b2"'),
+     _released_with(b'"flip_numerator":"\\u0661\\u0662"')],
     ids=["missing", "empty", "corrupted", "40MiB-junk-header", "deep-nesting", "400-digit-number",
-         "float-overflow"],
+         "float-overflow", "superscript-numerator", "other-script-numerator"],
 )
 def test_bad_release_files_are_refused_naming_path(tmp_path, content):
     path = tmp_path / "f.dpg"

@@ -665,16 +665,12 @@ def test_a_killed_save_leaves_no_temporary_file_behind(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     leftover = tmp_path / f".r.dpg.dpgraph-tmp-{dead}-abcd1234"
-    leftover.write_bytes(b"half a release")
-    old_style = tmp_path / ".dpgraph-abcd1234"  # the former name (no process id in it)
-    old_style.write_bytes(b"half a release")
-    hours_ago = os.stat(old_style).st_mtime - 2 * 3600
-    os.utime(old_style, (hours_ago, hours_ago))  # untouched for two hours: a killed save's
-    running = tmp_path / ".dpgraph-efgh5678"  # being written now, maybe by an older version
-    running.write_bytes(b"half a release")
+    leftover.write_bytes(b"\x89DPGRAPH half a release")  # the release format's magic
+    running = tmp_path / f".r.dpg.dpgraph-tmp-{os.getpid()}-efgh5678"  # being written now
+    running.write_bytes(b"\x89DPGRAPH half a release")
     R = dpgraph.release(nx.path_graph(5), 1.0, seed=0)
     R.save(tmp_path / "r.dpg")
-    assert not leftover.exists() and not old_style.exists()
+    assert not leftover.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [running.name, "r.dpg"]
 
 

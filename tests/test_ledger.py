@@ -206,7 +206,7 @@ def test_temporary_files_are_private_and_leftovers_removed(tmp_path, monkeypatch
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     leftover = tmp_path / f".budget.json.dpgraph-tmp-{dead}-abcd1234"  # its process is gone
-    leftover.write_text("{}")
+    leftover.write_text('{\n "format": "dpgraph-privacy-ledger", "ver')  # a write cut short
     L = PrivacyLedger.open(path, total_epsilon=1.0)
     assert not leftover.exists(), "a killed save's temporary file was kept"
     modes = []

@@ -82,7 +82,7 @@ class MechanismE(CertifiedRelease):
         """
         tx = ReleaseTransaction(self.epsilon, K=self.universe.K, seed=seed, ledger=ledger)
         idx = self.universe.encode(X)
-        source = tx.commit(stacklevel=3)  # the warning names the caller
+        source = tx.commit()  # the seeded-release warning names the user's line
         return self.universe.decode(rr_sample(idx, tx.probabilities, source))
 
     def estimate(

@@ -12,6 +12,35 @@ from ``os.urandom``): seeing any part of it says nothing about the rest.
 A ``seed`` (int or :class:`numpy.random.Generator`) selects a reproducible
 PCG64 stream instead.  That is for tests, experiments and debugging only; it is
 never appropriate for releasing real data.
+
+Processes
+---------
+``fork()`` copies a process's memory, and with it the state of every stream:
+two children of one parent (a multiprocessing pool with the ``fork`` start
+method, a pre-fork server) would continue the *same* keystream, so two
+releases made in them would share every flip, and their difference would
+reveal exactly the pairs in which the inputs differ.  A :class:`SecureRandom`
+therefore notes the process it belongs to (the pid and a count of forks kept
+by an ``os.register_at_fork`` hook) and checks it on every draw:
+
+* keyed from OS entropy (``SecureRandom()``, the default of every release,
+  and every substream of one): the copy in a new process rekeys itself from
+  ``os.urandom`` before its first draw.  No one knew the old key, so nothing
+  reproducible is lost, and the child's stream is independent of the
+  parent's and of every sibling's.
+* keyed by the caller (``SecureRandom(key=...)``): its stream is meant to be
+  reproduced by whoever holds the key, so it cannot be silently rekeyed, and
+  continuing it would repeat the parent's keystream: a draw in another
+  process is refused with a RuntimeError.  :meth:`SecureRandom.substream`
+  stays available there (it depends on the key, not on the position in the
+  stream): give each process its own coordinates.
+* a :class:`SeededRandom` is reproducible by design: a copy continues the same
+  PCG64 stream in every process, as numpy's generators do.  Releases made
+  with it already carry :class:`~dpgraph.SeededReleaseWarning` and are never
+  for publication.
+
+A SecureRandom cannot be pickled (a copy sent to another process would repeat
+its keystream); create one in each process.
 """
 
 from __future__ import annotations
@@ -22,6 +51,7 @@ import numbers
 import os
 import random
 import struct
+import sys
 import warnings
 from typing import Any, Union
 
@@ -36,6 +66,7 @@ __all__ = [
     "SeedLike",
     "SeededRandom",
     "resolve_random",
+    "user_stacklevel",
     "warn_if_seeded",
 ]
 
@@ -45,6 +76,24 @@ SeedLike = Union[
 
 _CHUNK_WORDS = 1 << 20  # 8 MiB of keystream per cipher call
 _ZEROS = memoryview(bytes(8 * _CHUNK_WORDS))  # plaintext: the keystream is AES-CTR of zeros
+
+
+_FORKS = 0  # forks this process descends from (through Python), counted in each child
+
+
+def _count_fork() -> None:
+    global _FORKS
+    _FORKS += 1
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_count_fork)
+
+
+def _process_mark() -> tuple[int, int]:
+    """Which process this is: the pid (catches any fork) and the fork count (catches a
+    descendant that happens to get a dead ancestor's pid back)."""
+    return os.getpid(), _FORKS
 
 
 class RandomSource:
@@ -92,7 +141,10 @@ class SecureRandom(RandomSource):
     key : bytes, optional
         16 or 32 bytes.  ``None`` (the default and the only safe choice for a
         real release) draws a fresh key from the operating system.  A fixed
-        key makes the stream reproducible for whoever holds the key.
+        key makes the stream reproducible for whoever holds the key.  After a
+        ``fork()``, a source keyed from OS entropy rekeys itself in the child
+        and a fixed key refuses to draw there (RuntimeError; see the module
+        notes on processes).
     nonce : bytes, optional
         16 bytes, the initial counter block.  Defaults to zeros; distinct
         streams under one key must use distinct nonces (use :meth:`substream`).
@@ -109,6 +161,8 @@ class SecureRandom(RandomSource):
     secure = True
 
     def __init__(self, key: bytes | None = None, nonce: bytes | None = None) -> None:
+        #: keyed from OS entropy (not by the caller): rekeyed in a forked child
+        self._ephemeral = key is None
         if key is None:
             key = os.urandom(16)
         if not isinstance(key, (bytes, bytearray)) or len(key) not in (16, 32):
@@ -117,13 +171,38 @@ class SecureRandom(RandomSource):
             nonce = bytes(16)
         if not isinstance(nonce, (bytes, bytearray)) or len(nonce) != 16:
             raise ValueError("nonce must be 16 bytes")
-        self._key = bytes(key)
-        self._encryptor = Cipher(algorithms.AES(self._key), modes.CTR(bytes(nonce))).encryptor()
+        self._set_key(bytes(key), bytes(nonce))
+
+    def _set_key(self, key: bytes, nonce: bytes) -> None:
+        self._key = key
+        self._encryptor = Cipher(algorithms.AES(key), modes.CTR(nonce)).encryptor()
+        self._process = _process_mark()
+
+    def _check_process(self) -> None:
+        """Rekey (entropy-keyed) or refuse (caller-keyed) a stream copied into another process."""
+        if self._process == _process_mark():
+            return
+        if self._ephemeral:
+            self._set_key(os.urandom(16), bytes(16))
+            return
+        raise RuntimeError(
+            "this SecureRandom was keyed by the caller in another process and copied here by "
+            "fork(); drawing from it would repeat that process's keystream (two releases "
+            "sharing their flips). Create the source in this process, give each process its "
+            "own source.substream(i), or use SecureRandom() (OS entropy, rekeyed after a fork)"
+        )
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a SecureRandom cannot be pickled: a copy in another process would repeat its "
+            "keystream; create one in each process (SecureRandom() or seed=None)"
+        )
 
     def uint64(self, n: int) -> np.ndarray:
         n = int(n)
         if n < 0:
             raise ValueError("n must be >= 0")
+        self._check_process()
         # update_into writes the keystream straight into our buffer (no bytes
         # object, no copy; ~8x faster than update()).  It wants 15 spare bytes
         # past the output, so encrypt into a slightly larger buffer and view it.
@@ -136,12 +215,16 @@ class SecureRandom(RandomSource):
 
     def substream(self, *coordinates: int) -> SecureRandom:
         coords = _check_coordinates(coordinates)
+        if self._ephemeral:  # in a forked child: derive from this process's own key
+            self._check_process()
         if coords and all(c < 1 << 63 for c in coords):  # the original label (streams kept)
             label = b"dpgraph-substream" + b"".join(struct.pack("<q", c) for c in coords)
         else:  # any other list: 8-byte aligned, so never the length of an original label
             label = b"dpgraph-substream-v2".ljust(24, b"\0") + _encode_path((coords,))
         derived = hmac.new(self._key, label, hashlib.sha256).digest()
-        return SecureRandom(key=derived[:16], nonce=derived[16:32])
+        child = SecureRandom(key=derived[:16], nonce=derived[16:32])
+        child._ephemeral = self._ephemeral  # a substream of an unknown key is unknown too
+        return child
 
     def __repr__(self) -> str:  # never show the key
         return "SecureRandom(AES-128-CTR, key hidden)"
@@ -152,6 +235,9 @@ class SeededRandom(RandomSource):
 
     For tests and experiments only: a statistical generator is predictable
     from its output, so a release made with it is not safe to publish.
+    Reproducible by design, also across ``fork()``: a copy in a child process
+    continues exactly the parent's stream (give each worker its own
+    :meth:`substream` or seed).
 
     Examples
     --------
@@ -284,15 +370,36 @@ def resolve_random(seed: Any = None) -> RandomSource:
     )
 
 
-def warn_if_seeded(source: RandomSource, stacklevel: int = 3) -> None:
+def warn_if_seeded(source: RandomSource) -> None:
     """Warn (SeededReleaseWarning) when a release draws from a predictable stream.
 
-    ``stacklevel`` 3 points at the caller of the public release function.
+    The warning names the user's line that called the public release function
+    (:func:`user_stacklevel`), so ``warnings.filterwarnings(module=...)`` and
+    the once-per-location default see each call site.
     """
     if not source.secure:
         warnings.warn(
             "a seeded release is reproducible and predictable: use it for tests and "
             "experiments only; publish releases made with seed=None",
             SeededReleaseWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` at which a ``warnings.warn`` made by the caller of this function
+    names the first frame outside dpgraph: the user's line.
+
+    Computed by walking the stack, so it stays right whatever lies between
+    (``validate_params`` wrappers, the release transaction, a typed or
+    blockwise path); a frame belongs to dpgraph when its module is
+    ``dpgraph`` or ``dpgraph.*``.
+    """
+    level, frame = 1, sys._getframe(1)  # level 1 is the function that will call warn
+    while frame is not None and _in_dpgraph(frame.f_globals.get("__name__")):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _in_dpgraph(module: Any) -> bool:
+    return isinstance(module, str) and (module == "dpgraph" or module.startswith("dpgraph."))

@@ -116,7 +116,7 @@ class ReleaseTransaction:
         """Whether the release will draw from the unpredictable (secure) stream."""
         return self._source.secure
 
-    def commit(self, *, label: str | None = None, stacklevel: int = 2) -> RandomSource:
+    def commit(self, *, label: str | None = None) -> RandomSource:
         """Charge the ledger, warn if seeded, and return the random source.
 
         Call it after every check that can fail and immediately before
@@ -126,10 +126,9 @@ class ReleaseTransaction:
         ----------
         label : str, optional
             A note for the ledger entry (stored in clear: nothing private).
-        stacklevel : int, default 2
-            Where the seeded-release warning points: 2 is the caller of
-            ``commit``; a public release function passes 3 (or more, through
-            wrappers) so the warning names its caller.
+            The seeded-release warning names the first line outside dpgraph
+            (the user's call of the public release function), found by
+            walking the stack.
 
         Returns
         -------
@@ -148,7 +147,7 @@ class ReleaseTransaction:
         self._committed = True
         if self.ledger is not None:
             self.ledger._charge(self.epsilon, label)  # epsilon was validated at open
-        warn_if_seeded(self._source, stacklevel=stacklevel + 1)
+        warn_if_seeded(self._source)
         return self._source
 
     def __repr__(self) -> str:

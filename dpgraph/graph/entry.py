@@ -186,7 +186,7 @@ def release(
 
         parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
                               edge_attr=edge_attr, values=values, bins=bins, keep=keep,
-                              target_edges=target_edges, max_edges=max_edges, stacklevel=4)
+                              target_edges=target_edges, max_edges=max_edges)
         return PrivateGraph(parts.adjacency, parts.index, parts.probabilities, parts.channel,
                             parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger, laplace_share=share)
@@ -213,7 +213,7 @@ def release(
     if pad is not None:
         pad.check(enc.rows.size)
     # every input is validated above: charge, warn about a seed, then sample
-    source = tx.commit(stacklevel=4)  # past the validate_params wrapper, at the caller
+    source = tx.commit()  # the seeded-release warning names the user's line
     R = _sample(enc, probs, rr, source)
     if tx.laplace is not None:  # the degrees, after the pairs, from the same stream
         R.degree_channel = degree_channel.sample(enc, share, tx.epsilon, tx.laplace, source)

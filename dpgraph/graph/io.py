@@ -53,7 +53,7 @@ from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from .._files import check_regular_file, remove_leftovers, write_atomic
+from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
 from .degree_channel import degree_header, degree_read
 from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import (
@@ -263,7 +263,9 @@ class IOMixin:
             raise FileNotFoundError(f"cannot save to {path}: its folder {folder} does not exist")
         if path.is_dir():
             raise ValueError(f"cannot save to {path}: it is a folder; give a file name")
-        remove_leftovers(path)
+        key_file = signing_key if isinstance(signing_key, (str, os.PathLike)) else None
+        refuse_overwrite(path, f"cannot save to {path}: it", [("the signing_key file", key_file)])
+        remove_leftovers(path, MAGIC)
 
         def parts() -> Iterator[Any]:
             tail = () if degrees is None else (memoryview(degrees).cast("B"),)
@@ -432,9 +434,13 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
                 and isinstance(nodes, list) and len(nodes) == n):
             raise ValueError(f"{path.name}: header fields n/directed/nodes are inconsistent")
         eps_raw, num_raw = header.get("epsilon"), header.get("flip_numerator")
-        if not (_is_number(eps_raw) and isinstance(num_raw, str) and num_raw.isdigit()
-                and len(num_raw) <= 20):
-            raise ValueError(f"{path.name}: header lacks a valid epsilon or flip numerator")
+        if not _is_number(eps_raw):
+            raise ValueError(f"{path.name}: header field epsilon must be a number; the file is "
+                             "corrupted")
+        if not (isinstance(num_raw, str) and num_raw.isascii() and num_raw.isdigit()
+                and len(num_raw) <= 20):  # isdigit alone admits superscripts int() refuses
+            raise ValueError(f"{path.name}: header field flip_numerator must be a decimal integer "
+                             "of at most 20 digits 0-9 in a string; the file is corrupted")
         numerator, epsilon = int(num_raw), float(eps_raw)
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):

@@ -94,13 +94,15 @@ def _key_material(key: Any, name: str) -> Any:
                              "'dpgraph keygen PREFIX')") from None
         except IsADirectoryError:
             raise ValueError(f"{name}: {str(path)!r} is a directory, not a key file") from None
+        except OSError as exc:  # the path is not quoted: it may be a key's text
+            raise ValueError(f"{name}: the key file cannot be opened ({exc.strerror})") from None
+        mode = os.fstat(fd).st_mode  # before fdopen, which refuses a folder naming the fd
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket " \
+                "or device)"
+            raise ValueError(f"{name}: {str(path)!r} is {what}, not a key file")
         with os.fdopen(fd, "rb") as fh:
-            mode = os.fstat(fh.fileno()).st_mode
-            if stat.S_ISDIR(mode):
-                raise ValueError(f"{name}: {str(path)!r} is a directory, not a key file")
-            if not stat.S_ISREG(mode):
-                raise ValueError(f"{name}: {str(path)!r} is not a regular file (a FIFO, socket "
-                                 "or device), not a key file")
             data = fh.read(_MAX_KEY_FILE + 1)
         if len(data) > _MAX_KEY_FILE or not data.lstrip().startswith(_PEM):
             raise ValueError(f"{name}: {str(path)!r} is not a key file (a PEM file as written by "

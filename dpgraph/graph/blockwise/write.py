@@ -23,7 +23,7 @@ from ..._version import __version__
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...ledger import PrivacyLedger
-from ...validation import Boolean, InstanceOf, Optional, validate_params
+from ...validation import Boolean, InstanceOf, Optional, refuse_overwrite, validate_params
 from ..inputs import public_n
 from .cluster import run_tasks, share
 from .edges import EdgeKeys, check_keys, edge_keys
@@ -65,8 +65,10 @@ def _store_lock(loc: StoreLocation) -> Iterator[None]:
     """Hold an exclusive lock on a local store for the whole write; fail at once if taken.
 
     The lock file is ``<store>.lock`` next to the store (the store itself is
-    replaced on overwrite).  Remote stores (fsspec URLs) have no lock: write
-    each release to a fresh location there.
+    replaced on overwrite), where ``<store>`` is the store's real path
+    (symbolic links resolved): every name of one store takes one lock.
+    Remote stores (fsspec URLs) have no lock: write each release to a fresh
+    location there.
     """
     path = loc.local_path
     if path is None:
@@ -74,7 +76,7 @@ def _store_lock(loc: StoreLocation) -> Iterator[None]:
         return
     from filelock import FileLock, Timeout
 
-    lock_path = os.path.abspath(path).rstrip(os.sep) + ".lock"
+    lock_path = _lock_path(path)
     os.makedirs(os.path.dirname(lock_path), exist_ok=True)
     lock = FileLock(lock_path, timeout=0)
     try:
@@ -88,6 +90,21 @@ def _store_lock(loc: StoreLocation) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def _lock_path(path: str) -> str:
+    """The lock file of the local store at ``path``: its resolved path, plus ``.lock``."""
+    return os.path.realpath(path).rstrip(os.sep) + ".lock"
+
+
+def _refuse_ledger_paths(loc: StoreLocation, ledger: PrivacyLedger | None) -> None:
+    """A store, or its lock file, that is the ledger it charges (or the ledger's lock) would
+    overwrite the record of the budget; refused before anything is charged."""
+    path = loc.local_path
+    if path is None or ledger is None or ledger.path is None:
+        return
+    refuse_overwrite(path, f"store {path!r}", ledger=ledger.path)
+    refuse_overwrite(_lock_path(path), f"store {path!r}: its lock file", ledger=ledger.path)
 
 
 def _direct_chunk_dir(loc: StoreLocation, arr: Any) -> str | None:
@@ -291,6 +308,8 @@ def release_blockwise(
     tr, tc = check_tile(tile)
     key = check_key(key) if key is not None else None
     loc = StoreLocation(store, storage_options)
+    if loc.local_path is not None:  # every name of one store is one store (and one lock)
+        loc = StoreLocation(os.path.realpath(loc.local_path), storage_options)
     n_hint = _declared_n(edges, nodes)
     if n_hint is not None and n_hint >= 2:  # before reading the input or allocating labels
         check_resources(TilePlan(n_hint, directed, tr, tc // 64), loc, client=client,
@@ -299,6 +318,7 @@ def release_blockwise(
     plan = TilePlan(data.n, data.directed, tr, tc // 64)
     check_resources(plan, loc, n_edges=data.keys.size, client=client,
                     replacing=overwrite or resume)
+    _refuse_ledger_paths(loc, ledger)
     _refuse_foreign(loc)
     with _store_lock(loc):
         old = _existing_release(loc)
@@ -311,7 +331,7 @@ def release_blockwise(
             nonce = _resumable_nonce(old, loc, key, data, rr, (tr, tc))
         else:
             # every check that can fail is above: charge the ledger, then sample
-            source = tx.commit(label="blockwise release", stacklevel=4)  # past validate_params
+            source = tx.commit(label="blockwise release")
             key = key if key is not None else source.uint64(4).tobytes()
             nonce = new_nonce()
             _create_store(loc, plan, data, rr, key, nonce, (tr, tc))

@@ -41,7 +41,7 @@ class TypedParts(NamedTuple):
 def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                   nodes: Sequence[Hashable] | None, ledger: Any, edge_attr: Any,
                   values: Sequence | None, bins: Sequence[Real] | None,
-                  keep: Any, target_edges: Any, max_edges: Any, stacklevel: int) -> TypedParts:
+                  keep: Any, target_edges: Any, max_edges: Any) -> TypedParts:
     """Release G's pairs with their declared tie values, K-ary mechanism E on every pair.
 
     Every check happens before :meth:`ReleaseTransaction.commit`: the
@@ -76,7 +76,7 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                    SPARSE_RELEASE_ADVICE)
     if has_other_attributes(enc):
         _warn_other_attributes(ties.edge_attr)
-    source = tx.commit(stacklevel=stacklevel + 1)
+    source = tx.commit()
     if sub is not None:
         adjacency = release_sparse_typed(enc, x, sub, source)
         return TypedParts(adjacency, enc.index, tx.probabilities, ties, sub.channel, sub.keep)
