@@ -290,6 +290,9 @@ def test_fused_is_never_worse_than_its_pairs_alone():
               lambda R: R.volume(S)):
         assert q(R1).std <= q(R0).std * (1 + 1e-12)
     assert R1.number_of_edges().std < 0.9 * R0.number_of_edges().std
+    N = R1.number_of_pairs()  # the density is the fused edge count over the pairs
+    assert R1.density(proper=False).raw * N == pytest.approx(R1.number_of_edges(proper=False).raw)
+    assert R1.density().std * N == pytest.approx(R1.number_of_edges().std)
 
 
 # ---------------------------------------------------------------------------- privacy audit

@@ -87,6 +87,9 @@ def density(R: Release, proper: bool = True) -> Estimate:
     """
     check_release(R)
     N = float(R.number_of_pairs())
+    if channel_of(R) is not None:  # the fused edge count over N
+        e = fused_number_of_edges(R, False)
+        return finish(Estimate(e.raw / N, e.std / N, feasible_range=(0.0, 1.0)), proper, 0.0, 1.0)
     est = unbiased_estimate(R.number_of_released_edges(), [[0.0, 1.0]], [N], R.channel, normalizer=N)
     return finish(est, proper, 0.0, 1.0)
 
