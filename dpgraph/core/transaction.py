@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ..ledger import PrivacyLedger
 from ..validation import check_epsilon
+from .degree_fusion import split_epsilon
 from .laplace import DiscreteLaplace, discrete_laplace
 from .probabilities import RRProbabilities, rr_probabilities
 from .randomness import RandomSource, SeedLike, resolve_random, warn_if_seeded
@@ -91,8 +92,6 @@ class ReleaseTransaction:
             self.probabilities: RRProbabilities = rr_probabilities(epsilon, K)
             self._epsilon = self.probabilities.epsilon
         else:
-            from .degree_fusion import split_epsilon
-
             pairs, noise = split_epsilon(epsilon, laplace_share)
             self.probabilities = rr_probabilities(pairs, K)
             self.laplace = discrete_laplace(noise, laplace_sensitivity)
@@ -153,6 +152,7 @@ class ReleaseTransaction:
     def __repr__(self) -> str:
         state = "committed" if self._committed else "open"
         ledger = "" if self.ledger is None else ", ledger"
-        return (f"ReleaseTransaction(epsilon={self.epsilon!r}, K={self.probabilities.K}, "
+        laplace = "" if self.laplace is None else f", laplace_epsilon={self.laplace.epsilon!r}"
+        return (f"ReleaseTransaction(epsilon={self.epsilon!r}{laplace}, K={self.probabilities.K}, "
                 f"{'secure' if self.secure else 'seeded'}{ledger}, {state})")
 
