@@ -5,6 +5,8 @@
     dpgraph plan --nodes N --epsilon E --target-edges K        a sparse release's cost
     dpgraph plan --nodes N --epsilon E --sides A,B --values a,b,c [--value b | --weights a=-1,b=1]
                                                                a typed (weighted) release's cut
+    dpgraph plan --nodes N --epsilon E --workload degree,boundary:10,edges [--shares 0,0.1]
+                                                               a degree share's std per query
     dpgraph report FILE.dpg -o report.html [--open]            self-contained HTML report
 
 :func:`register` adds both subcommands to an argparse subparsers object.
@@ -102,10 +104,49 @@ def _epsilons(text: str) -> list[float]:
     return out
 
 
+def _shares(text: str) -> list[float]:
+    try:
+        out = [float(t) for t in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shares takes numbers in [0, 1) separated by commas, "
+                                         f"got {text!r}") from None
+    if not out or not all(0 <= x < 1 for x in out):
+        raise argparse.ArgumentTypeError(f"--shares must lie in [0, 1), got {text!r}")
+    return out
+
+
 # --------------------------------------------------------------------------- plan
+def _degree_share_plan(args: argparse.Namespace) -> int:
+    from .planner import degree_share_plan, parse_workload
+
+    if args.epsilon is None:
+        raise ValueError("--workload plans a degree share at a given total: give --epsilon")
+    p = degree_share_plan(args.nodes, args.epsilon, directed=args.directed,
+                          workload=parse_workload(args.workload), shares=args.shares)
+    if args.json:
+        print(json.dumps(p.to_dict(), indent=2))
+        return 0
+    kind = "directed" if p.directed else "undirected"
+    print(f"{p.nodes} nodes ({kind}), total epsilon {p.epsilon:g}: exact std of each query at "
+          "each degree share (release(..., degree_share=s); 0 = the pairs alone)")
+    cols = ["share", *p.queries]
+    print("  ".join(f"{c:>18}" for c in cols))
+    for r in p.table():
+        print("  ".join(f"{r[c]:>18.6g}" for c in cols))
+    for q, (share, std) in p.best.items():
+        if q == "workload":
+            print(f"best share for the whole workload (least mean variance relative to share 0): "
+                  f"{share:g} (relative std {std:.3g})")
+        else:
+            print(f"best share for {q}: {share:g} (std {std:.6g})")
+    return 0
+
+
 def _plan(args: argparse.Namespace) -> int:
     from .planner import DEFAULT_EPSILONS, plan
 
+    if args.workload is not None:
+        return _degree_share_plan(args)
     if args.sides is not None and sum(args.sides) > args.nodes:
         raise ValueError(f"--sides {args.sides[0]},{args.sides[1]}: |S| + |T| = {sum(args.sides)} "
                          f"exceeds --nodes {args.nodes}; the sides of a cut are disjoint")
@@ -272,6 +313,10 @@ def register(subparsers: Any) -> None:
                    help="epsilons of the table, e.g. 0.5,1,2 (default 0.1,...,8)")
     p.add_argument("--plot", default=None, help="write a plot of error against epsilon (PNG/SVG)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--workload", default=None,
+                   help="plan a degree share: queries 'degree,edges,boundary:K,cut:AxB'")
+    p.add_argument("--shares", type=_shares, default=None,
+                   help="degree shares to tabulate with --workload, e.g. '0,0.05,0.1,0.2'")
     p.set_defaults(func=_plan)
 
     r = subparsers.add_parser(

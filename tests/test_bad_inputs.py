@@ -298,7 +298,7 @@ def _dpg(head: bytes) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
-_START = b'{"format":"dpgraph","version":1,"kind":"packed","n":3,'
+_START = b'{"format":"dpgraph","version":2,"kind":"packed","n":3,'
 
 
 def _released_with(field: bytes) -> bytes:

@@ -223,7 +223,7 @@ def _saved_bytes() -> bytes:
 
 
 def _valid_head(**fields) -> bytes:
-    header = {"format": "dpgraph", "version": 1, "kind": "packed", "n": 3}
+    header = {"format": "dpgraph", "version": 2, "kind": "packed", "n": 3}
     header.update(fields)
     return json.dumps(header, separators=(",", ":")).encode()
 
@@ -236,7 +236,7 @@ def _valid_head(**fields) -> bytes:
     ("400-digit number", lambda: _real_head(b'"epsilon":1' + b"0" * 400)),
     ("huge float", lambda: _real_head(b'"epsilon":1e999')),
     ("huge float payload", lambda: _real_head(b'"flip_probability":-1e999')),
-    ("400-digit n", lambda: b'{"format":"dpgraph","version":1,"kind":"packed","n":1'
+    ("400-digit n", lambda: b'{"format":"dpgraph","version":2,"kind":"packed","n":1'
      + b"0" * 400 + b"}"),
     # inside the size limit of their n, but parsing would cost 20-50 times the text
     ("4 MiB of empty objects", lambda: _valid_head(n=8192, nodes=[{}] * (4 << 18))),

@@ -4,6 +4,7 @@ Everything in :mod:`dpgraph.graph` is built on this layer: a graph is the
 database of its vertex pairs (K = 2) and a cut query is a statistical query.
 """
 
+from .degree_fusion import DegreeFusion, Group, NormalLaplaceInterval, split_epsilon
 from .estimate import (
     RESOLVED_FRACTION,
     Z95,
@@ -36,10 +37,13 @@ __all__ = [
     "BoundInterval",
     "Channel",
     "CountingQuery",
+    "DegreeFusion",
     "DiscreteLaplace",
     "Estimate",
     "FiellerInterval",
+    "Group",
     "MechanismE",
+    "NormalLaplaceInterval",
     "RRProbabilities",
     "RandomSource",
     "ReleaseTransaction",
@@ -58,5 +62,6 @@ __all__ = [
     "project",
     "resolve_random",
     "rr_probabilities",
+    "split_epsilon",
     "unbiased_estimate",
 ]

@@ -26,6 +26,9 @@ process) may have revealed part of a release, so the budget stays spent.
 from __future__ import annotations
 
 from ..ledger import PrivacyLedger
+from ..validation import check_epsilon
+from .degree_fusion import split_epsilon
+from .laplace import DiscreteLaplace, discrete_laplace
 from .probabilities import RRProbabilities, rr_probabilities
 from .randomness import RandomSource, SeedLike, resolve_random, warn_if_seeded
 
@@ -48,13 +51,24 @@ class ReleaseTransaction:
         only); committing warns once (:class:`~dpgraph.SeededReleaseWarning`).
     ledger : PrivacyLedger, optional
         The privacy budget to charge ``epsilon`` to at :meth:`commit`.
+    laplace_share : float in [0, 1), default 0
+        A composed release: this fraction of ``epsilon`` certifies discrete
+        Laplace noise (``laplace``) and the rest the randomized response
+        (``probabilities``); the two parts sum to at most ``epsilon``
+        (:func:`~dpgraph.core.degree_fusion.split_epsilon`), which is charged
+        once.  0: randomized response alone, at ``epsilon``.
+    laplace_sensitivity : int, default 2
+        The sensitivity the Laplace part is certified for.
 
     Attributes
     ----------
     probabilities : RRProbabilities
-        The certified flip probabilities of the release.
+        The certified flip probabilities of the release (of its randomized
+        response part).
+    laplace : DiscreteLaplace or None
+        The certified noise of the Laplace part (None without one).
     epsilon : float
-        The validated epsilon.
+        The validated epsilon, charged at commit (both parts together).
 
     Examples
     --------
@@ -71,8 +85,17 @@ class ReleaseTransaction:
     """
 
     def __init__(self, epsilon: float, *, K: int = 2, seed: SeedLike = None,
-                 ledger: PrivacyLedger | None = None) -> None:
-        self.probabilities: RRProbabilities = rr_probabilities(epsilon, K)
+                 ledger: PrivacyLedger | None = None, laplace_share: float = 0.0,
+                 laplace_sensitivity: int = 2) -> None:
+        self.laplace: DiscreteLaplace | None = None
+        if laplace_share == 0:
+            self.probabilities: RRProbabilities = rr_probabilities(epsilon, K)
+            self._epsilon = self.probabilities.epsilon
+        else:
+            pairs, noise = split_epsilon(epsilon, laplace_share)
+            self.probabilities = rr_probabilities(pairs, K)
+            self.laplace = discrete_laplace(noise, laplace_sensitivity)
+            self._epsilon = check_epsilon(epsilon)
         if ledger is not None and not isinstance(ledger, PrivacyLedger):
             raise TypeError(
                 f"ledger must be a dpgraph.PrivacyLedger or None, got {type(ledger).__name__}; "
@@ -84,8 +107,8 @@ class ReleaseTransaction:
 
     @property
     def epsilon(self) -> float:
-        """The validated privacy parameter."""
-        return self.probabilities.epsilon
+        """The validated privacy parameter (both parts of a composed release)."""
+        return self._epsilon
 
     @property
     def secure(self) -> bool:
@@ -129,6 +152,7 @@ class ReleaseTransaction:
     def __repr__(self) -> str:
         state = "committed" if self._committed else "open"
         ledger = "" if self.ledger is None else ", ledger"
-        return (f"ReleaseTransaction(epsilon={self.epsilon!r}, K={self.probabilities.K}, "
+        laplace = "" if self.laplace is None else f", laplace_epsilon={self.laplace.epsilon!r}"
+        return (f"ReleaseTransaction(epsilon={self.epsilon!r}{laplace}, K={self.probabilities.K}, "
                 f"{'secure' if self.secure else 'seeded'}{ledger}, {state})")
 

@@ -8,10 +8,12 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from .._frames import drops_input_frames
+from ..core.degree_fusion import check_share
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
 from ..validation import Boolean, InstanceOf, Integer, Optional, validate_params
+from . import degree_channel
 from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
 from .dense import release_packed
 from .encoding import EncodedGraph
@@ -52,6 +54,7 @@ def release(
     values: Sequence | None = None,
     bins: Sequence[Real] | None = None,
     edge_bound: Integral | None = None,
+    degree_share: Real = 0.0,
 ) -> PrivateGraph:
     """Release ``G`` as an epsilon-edge-DP synthetic graph (mechanism E).
 
@@ -128,7 +131,14 @@ def release(
         For a numeric ``edge_attr``: bin edges b_0 < ... < b_k; tie value i
         is [b_i, b_{i+1}) (the last bin closed).  ``values`` then names the
         bins (default: their intervals).
-
+    degree_share : float in [0, 1), default 0
+        A composed release: (1 - s) epsilon on the pairs and s epsilon on
+        every node's degree (out- and in-degrees if directed), released with
+        certified discrete Laplace noise of sensitivity 2; epsilon is charged
+        once.  The degree, volume, cut and edge-count estimators then fuse
+        both (:mod:`dpgraph.graph.degree_channel`); ``R.epsilon`` is the
+        pairs' part and ``R.degree_channel`` holds the rest.  0 (default) is
+        mechanism E alone.  Dense untyped releases only.
     edge_bound : int, optional
         A public bound on the number of edges (ties), declared by the
         curator, used only to size a sparse release's memory before
@@ -179,6 +189,12 @@ def release(
     >>> T.tie_values.K
     3
     """
+    share = check_share(degree_share)
+    if share and (edge_attr is not None or values is not None or bins is not None
+                  or keep is not None or target_edges is not None or max_edges is not None):
+        raise ValueError("degree_share > 0 is supported for dense untyped releases only; drop "
+                         "edge_attr/values/bins, keep/target_edges and max_edges, or use "
+                         "degree_share=0")
     if edge_attr is not None or values is not None or bins is not None:  # typed release
         from .typed.release import typed_release
 
@@ -188,7 +204,7 @@ def release(
                               edge_bound=edge_bound)
         return PrivateGraph(parts.adjacency, parts.index, parts.probabilities, parts.channel,
                             parts.keep, tie_values=parts.tie_values)
-    tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger)
+    tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger, laplace_share=share)
     rr = tx.probabilities
     sparse = keep is not None or target_edges is not None
     # every size from public quantities alone (n, epsilon, keep, the declared bound), before
@@ -230,6 +246,8 @@ def release(
     # every input is validated above: charge, warn about a seed, then sample
     source = tx.commit()  # the seeded-release warning names the user's line
     R = _sample(enc, data, probs, rr, source)
+    if tx.laplace is not None:  # the degrees, after the pairs, from the same stream
+        R.degree_channel = degree_channel.sample(enc, share, tx.epsilon, tx.laplace, source)
     if pad is not None:
         pad.finish()
     return R

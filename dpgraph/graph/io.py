@@ -4,7 +4,7 @@ Layout (all integers little-endian; see docs/file-format.md)::
 
     offset  size  field
     0       8     magic  b"\\x89DPGRAPH"  (the high byte catches 7-bit transfers)
-    8       4     format version, uint32 (currently 1)
+    8       4     format version, uint32 (currently 2)
     12      8     header length H, uint64
     20      H     header: UTF-8 JSON object (public metadata only)
     20+H    P     payload: the released bits, laid out as the header's "kind" says
@@ -55,6 +55,7 @@ from typing import Any, NamedTuple, Union
 import numpy as np
 
 from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
+from .degree_channel import degree_header, degree_read
 from .edgelist import shown_path
 from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import (
@@ -71,7 +72,7 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable"
 PathLike = Union[str, "os.PathLike[str]"]
 
 MAGIC = b"\x89DPGRAPH"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _PREFIX = struct.Struct("<8sIQ")  # magic, version, header length
 _DIGEST = 32
 #: a header is the fixed fields plus the node labels: at most this many bytes plus
@@ -80,7 +81,7 @@ _FIXED_HEADER = 64 << 10
 _LABEL_BYTES = 1024
 #: every header starts with these fields in this order (JSON whitespace allowed)
 _HEAD_START = re.compile(
-    rb'\{\s*"format"\s*:\s*"dpgraph"\s*,\s*"version"\s*:\s*1\s*,\s*"kind"\s*:\s*'
+    rb'\{\s*"format"\s*:\s*"dpgraph"\s*,\s*"version"\s*:\s*2\s*,\s*"kind"\s*:\s*'
     rb'"([a-z]{1,16})"\s*,\s*"n"\s*:\s*([0-9]{1,12})\s*,')
 
 
@@ -238,6 +239,8 @@ class IOMixin:
         path = Path(path)
         kind = _kind_of(self.adjacency)
         meta, payload = KINDS[kind][0](self.adjacency)
+        dc = getattr(self, "degree_channel", None)
+        degrees = None if dc is None else np.ascontiguousarray(dc.noisy, dtype="<i8")
         rr = self.probabilities
         plain = type(self.channel).randomized_response(rr)
         default_channel = float(self.channel.d) == float(plain.d) and np.array_equal(
@@ -257,11 +260,13 @@ class IOMixin:
             "channel": None if default_channel else {
                 "d": float(self.channel.d), "r": [float(x) for x in self.channel.r]},
             "nodes": [_label_to_json(v) for v in self.nodes],
-            "payload_bytes": int(payload.nbytes),
+            "payload_bytes": int(payload.nbytes) + (0 if degrees is None else degrees.nbytes),
             **meta,
         }
         if name is not None:
             header["name"] = name
+        if dc is not None:  # the noisy degrees follow the kind's payload
+            header["degree_channel"] = degree_header(dc)
         ties = getattr(self, "tie_values", None)
         if ties is not None:  # the curator's declaration: public
             header["tie_values"] = {"edge_attr": _label_to_json(ties.edge_attr),
@@ -291,7 +296,8 @@ class IOMixin:
         remove_leftovers(path, MAGIC)
 
         def parts() -> Iterator[Any]:
-            for part in (prefix, head, memoryview(payload).cast("B")):
+            tail = () if degrees is None else (memoryview(degrees).cast("B"),)
+            for part in (prefix, head, memoryview(payload).cast("B"), *tail):
                 digest.update(part)
                 yield part
             yield digest.digest()
@@ -362,6 +368,7 @@ class ReleaseParts(NamedTuple):
     keep: float
     name: str | None = None
     tie_values: Any = None
+    degree_channel: Any = None
 
 
 def check_name(name: Any, where: str) -> str | None:
@@ -488,6 +495,12 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             index = NodeIndex(labels)
         except (TypeError, ValueError):
             raise ValueError(f"{path.name}: node labels are not distinct") from None
+        dc = None
+        if "degree_channel" in header:
+            try:
+                dc, buf = degree_read(header, buf, kind, n, directed, epsilon)
+            except ValueError as exc:
+                raise ValueError(f"{path.name}: {exc}") from None
         try:
             adj = KINDS[kind][1](buf, header, n, directed)
         except ValueError as exc:
@@ -497,7 +510,7 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     name = check_name(header.get("name"), f"{path.name}: header name")
     if ties is not None:  # PrivateGraph derives the same any-tie channel from the K-ary one
         return ReleaseParts(adj, index, rr, _typed_channel(adj, rr), keep, name, ties)
-    return ReleaseParts(adj, index, rr, channel, keep, name)
+    return ReleaseParts(adj, index, rr, channel, keep, name, None, dc)
 
 
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:

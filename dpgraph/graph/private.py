@@ -27,6 +27,7 @@ from .convert import (
     networkx_bytes,
     to_csr,
 )
+from .degree_channel import DegreeChannel
 from .encoding import NodeIndex
 from .io import IOMixin
 from .kinds import ANALYTIC_NEEDS, ReleaseKind, declare_needs, kind_of
@@ -95,6 +96,11 @@ class PrivateGraph(CertifiedRelease, IOMixin):
     tie_values : TieValues or None
         The declared tie values of a typed release (``dpgraph.release(...,
         edge_attr=, values=)``); None for an untyped release.
+    degree_channel : DegreeChannel or None
+        The noisy degrees of a composed release (``dpgraph.release(...,
+        degree_share=s)``), which the degree, volume, cut and edge-count
+        estimators fuse with the pairs; None otherwise.  ``epsilon`` is then
+        the pairs' part and ``degree_channel.total_epsilon`` what was charged.
     typed_channel : Channel
         The K-ary channel of a typed release's pairs, subsampled for a sparse
         typed release (the binary channel otherwise).
@@ -109,8 +115,10 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         keep: float = 1.0,
         name: str | None = None,
         tie_values: TieValues | None = None,
+        degree_channel: DegreeChannel | None = None,
     ) -> None:
         self._adj = adjacency
+        self.degree_channel = degree_channel
         self._index = index
         self.probabilities = probabilities
         self.keep = float(keep)
@@ -337,6 +345,9 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         keep = "" if self.keep == 1.0 else f", keep={self.keep:.6g}, {self._subsample_cost()}"
         if self.tie_values is not None:
             keep += f", edge_attr={self.tie_values.edge_attr!r}, K={self.tie_values.K}"
+        if self.degree_channel is not None:
+            keep += (f", degree_share={self.degree_channel.share:g} of total_epsilon="
+                     f"{self.degree_channel.total_epsilon:g}")
         return (
             f"PrivateGraph({kind}, nodes={self.number_of_nodes()}, epsilon={self.epsilon:g}, "
             f"flip_probability={self.flip_probability:.6g}{keep}, "

@@ -35,6 +35,7 @@ Everything here takes public quantities only and never touches a graph.
 """
 
 from ..graph import typed_count_std, typed_cut_std
+from .degree_share import DegreeSharePlan, degree_share_plan, parse_workload
 from .motifs import transitivity_std, triangle_std, triangle_variance_terms
 from .plan import DEFAULT_EPSILONS, Plan, plan
 from .search import smallest_epsilon
@@ -42,12 +43,15 @@ from .stds import count_std, cut_std, degree_std, keep_probability, number_of_ed
 
 __all__ = [
     "DEFAULT_EPSILONS",
+    "DegreeSharePlan",
     "Plan",
     "count_std",
     "cut_std",
+    "degree_share_plan",
     "degree_std",
     "keep_probability",
     "number_of_edges_std",
+    "parse_workload",
     "plan",
     "smallest_epsilon",
     "transitivity_std",

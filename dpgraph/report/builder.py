@@ -304,7 +304,8 @@ def _context(R: Any, title: str, progress: Callable[[str], None] | None,
     n = R.number_of_nodes()
     eps = float(R.epsilon)
     p = float(R.flip_probability)
-    odds = math.exp(min(eps, 700.0))
+    total = getattr(getattr(R, "degree_channel", None), "total_epsilon", eps)  # what a pair's odds move by
+    odds = math.exp(min(total, 700.0))
     skipped: dict[str, list[str]] = {}
     done: dict = {}
     stats = _statistics(R, progress, timings, skipped, done)
@@ -338,6 +339,7 @@ def _context(R: Any, title: str, progress: Callable[[str], None] | None,
         "plan_sides": f"{half} x {half}",
         "citation": CITATION % (__version__, _dt.date.today().year),
         "verified_by": verified_by,
+        "degree_channel": _degree_channel(R),
     }
     ctx["planner_svg"] = _timed(progress, timings, "planner figure",
                                 lambda: figures.planner_figure(public_plan))
@@ -346,6 +348,17 @@ def _context(R: Any, title: str, progress: Callable[[str], None] | None,
     ctx["timings"] = [(label, f"{dt:.1f}") for label, dt in timings]
     ctx["total_seconds"] = f"{time.perf_counter() - t0:.1f}"
     return ctx
+
+
+def _degree_channel(R: Any) -> dict | None:
+    """The degree channel of a composed release, in public numbers (None without one)."""
+    dc = getattr(R, "degree_channel", None)
+    if dc is None:
+        return None
+    return {"share": f"{dc.share:g}", "total": f"{dc.total_epsilon:g}",
+            "epsilon": f"{dc.laplace.epsilon:g}", "noise_std": f"{dc.laplace.std:.3g}",
+            "degree_std": f"{float(R.degree(next(iter(R.nodes))).std):.3g}",
+            "directed": bool(R.directed)}
 
 
 def build_report(R: Any, title: str = "dpgraph release",

@@ -18,6 +18,13 @@ from ...core.estimate import Estimate
 from ...core.estimators import count_estimate, unbiased_estimate
 from ...validation import validate_params
 from ..answers import PROPER, NodeEstimates, analytic, check_release, finish, require_undirected
+from ..degree_channel import (
+    channel_of,
+    fused_degrees,
+    fused_number_of_edges,
+    fused_volume,
+    node_view,
+)
 from ..protocol import Release
 from ._shared import _has_node, _observed_degrees
 
@@ -54,6 +61,8 @@ def number_of_edges(R: Release, proper: bool = True) -> Estimate:
     True
     """
     check_release(R)
+    if channel_of(R) is not None:  # fused with the noisy degrees
+        return fused_number_of_edges(R, proper)
     observed = R.number_of_released_edges()
     return finish(count_estimate(observed, R.number_of_pairs(), R.channel), proper, step=1.0)
 
@@ -78,11 +87,18 @@ def density(R: Release, proper: bool = True) -> Estimate:
     """
     check_release(R)
     N = float(R.number_of_pairs())
+    if channel_of(R) is not None:  # the fused edge count over N
+        e = fused_number_of_edges(R, False)
+        return finish(Estimate(e.raw / N, e.std / N, feasible_range=(0.0, 1.0)), proper, 0.0, 1.0)
     est = unbiased_estimate(R.number_of_released_edges(), [[0.0, 1.0]], [N], R.channel, normalizer=N)
     return finish(est, proper, 0.0, 1.0)
 
 
 def _degree_estimate(R: Any, proper: bool) -> Estimate:
+    """Every node's degree as a batch (fused with the noisy degrees on a composed release:
+    what ``synthesize`` takes as its degree prior and its nodes' own estimates)."""
+    if channel_of(R) is not None:
+        return fused_degrees(R, proper)[0]
     n = R.number_of_nodes()
     obs = _observed_degrees(R).astype(float)
     return finish(count_estimate(obs, np.full(n, float(n - 1)), R.channel), proper, step=1.0)
@@ -130,18 +146,18 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     [1, 2]
     """
     check_release(R)
-    est = _degree_estimate(R, proper)
+    est, view = node_view(R, proper) or (_degree_estimate(R, proper), NodeEstimates)
     nodes = R.node_index.nodes  # by position
     if nbunch is None:
-        return NodeEstimates(nodes, est)
+        return view(nodes, est)
     if _has_node(R, nbunch):
-        return NodeEstimates(nodes, est)[nbunch]
+        return view(nodes, est)[nbunch]
     if isinstance(nbunch, (str, bytes)) or not isinstance(nbunch, Iterable):
         raise ValueError(f"nbunch: node {nbunch!r} is not in the release; pass a node of "
                          "R.nodes or a collection of them")
     idx = R.positions(nbunch, "nbunch")
     picked = est[idx]
-    return NodeEstimates(tuple(nodes[i] for i in idx), picked)
+    return view(tuple(nodes[i] for i in idx), picked)
 
 
 @analytic
@@ -181,6 +197,8 @@ def volume(R: Release, S: Iterable[Hashable], proper: bool = True) -> Estimate:
     """
     require_undirected(R, "volume(S)")
     s = R.positions(S, "S")
+    if channel_of(R) is not None:
+        return fused_volume(R, s, proper)
     n, k = R.number_of_nodes(), s.size
     obs = float(_observed_degrees(R)[s].sum())
     within = k * (k - 1) / 2.0

@@ -20,6 +20,7 @@ from ...core.estimators import CountingQuery
 from ...core.pairs import pair_count
 from ...validation import validate_params
 from ..answers import PROPER, analytic
+from ..degree_channel import channel_of, fused_cut, fused_cuts
 from ..protocol import Release
 
 __all__ = ["cut", "cut_batch", "cuts", "edges_within"]
@@ -105,6 +106,8 @@ def cut(R: Release, S: Iterable[Hashable], T: Iterable[Hashable] | None = None,
     s, t = R.cut_positions(S, T)
     if _is_typed(R, value, weights):
         return _typed_cut(R, [(s, t)], value, weights, proper, batch=False)
+    if channel_of(R) is not None:  # fused with the noisy degrees
+        return fused_cut(R, s, t, proper)
     observed = R.adjacency.cut_count(s, t)
     return _count(R, observed, s.size * t.size, proper)
 
@@ -166,6 +169,8 @@ def cuts(R: Release, pairs: Sequence[tuple[Iterable[Hashable], Iterable[Hashable
         raise ValueError("pairs is empty; pass at least one (S, T) query")
     if _is_typed(R, value, weights):
         return _typed_cut(R, sides, value, weights, proper, batch=True)
+    if channel_of(R) is not None:
+        return fused_cuts(R, sides, proper)
     observed = R.adjacency.cut_counts(sides)  # one pass over the rows where it can
     return _count(R, observed, rows, proper)
 
@@ -240,9 +245,12 @@ def cut_batch(R: Release, membership: np.ndarray, proper: bool = True) -> Estima
             f"membership row {int(empty[0])} has an empty side; a cut needs at least one node in "
             "S (1 or True) and one in T (-1 or False)"
         )
-    if _is_typed(R, None, None):  # ties of any value, as R.cut answers them on a typed release
+    typed = _is_typed(R, None, None)
+    if typed or channel_of(R) is not None:
         sides = [(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in member]
-        return _typed_cut(R, sides, None, None, proper, batch=True)
+        if not typed:  # fused with the noisy degrees
+            return fused_cuts(R, sides, proper)
+        return _typed_cut(R, sides, None, None, proper, batch=True)  # ties of any value
     observed = R.adjacency.membership_cut_counts(member)
     rows = size_s.astype(float) * size_t.astype(float)
     return _count(R, observed, rows, proper)

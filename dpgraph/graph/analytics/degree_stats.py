@@ -17,6 +17,7 @@ from ...validation import Integer, Interval, Optional, Options, validate_params
 from .. import _memory
 from .._memory import available_memory, size_text
 from ..answers import PROPER, analytic, require_undirected
+from ..degree_channel import degree_basis, degree_kernel
 from ..protocol import Release
 from ._shared import _cache, _entry_map, _observed_degrees
 from .counts import number_of_edges
@@ -243,6 +244,9 @@ def _support(R: Any) -> int:
     """Largest true degree with non-negligible likelihood: max debiased degree + 6 noise sd."""
     n = R.number_of_nodes()
     ch = R.channel
+    basis = degree_basis(R, _resolution(R))  # the noisy degrees, when a better basis
+    if basis is not None:
+        return int(min(n - 1, max(2, np.ceil(float(basis[0].max()) + 6 * basis[1] + 3))))
     obs = _observed_degrees(R)
     top = float(ch.debias(float(obs.max()), n - 1))
     return int(min(n - 1, max(2, np.ceil(top + 6 * _resolution(R) + 3))))
@@ -404,14 +408,28 @@ def _copy(h: DegreeDistribution) -> DegreeDistribution:
 
 
 def _estimate(R: Any, method: str, level: float, dmax: int) -> DegreeDistribution:
+    n, ch = R.number_of_nodes(), R.channel
+    basis = degree_basis(R, _resolution(R))
+    if basis is not None:  # the noisy degrees: exact, independent across nodes
+        return _estimate_from(R, method, level, dmax, degree_kernel(R, dmax), basis[0],
+                              basis[1], 0.0, basis[0])
+    y = _observed_degrees(R)
+    K = DegreeKernel(n, ch.alpha, ch.beta, dmax, rows=(int(y.min()), int(y.max())))
+    # the fit's likelihood takes the degrees as independent: it misses about half the
+    # variance of the mean degree 2 m^ / n (the degrees share their pairs); add it back
+    shift_var = 0.5 * (2.0 * float(number_of_edges(R, proper=False).std) / n) ** 2
+    return _estimate_from(R, method, level, dmax, K, y, _resolution(R), shift_var,
+                          np.asarray(ch.debias(y.astype(float), n - 1)))
+
+
+def _estimate_from(R: Any, method: str, level: float, dmax: int, K: Any, y: np.ndarray,
+                   resolution: float, shift_var: float, debiased: np.ndarray
+                   ) -> DegreeDistribution:
     from .degree_band import tail_band
     from .degree_fit import FAMILIES, binned, corrected, family_average, location_averaged
 
-    n, ch = R.number_of_nodes(), R.channel
-    y = _observed_degrees(R)
-    K = DegreeKernel(n, ch.alpha, ch.beta, dmax, rows=(int(y.min()), int(y.max())))
-    data = binned(K, y, _resolution(R))
-    debiased = np.asarray(ch.debias(y.astype(float), n - 1))
+    n = R.number_of_nodes()
+    data = binned(K, y, resolution)
     top = float(np.clip(np.quantile(debiased, 0.999), 3.0, max(dmax, 3)))
     families = FAMILIES if method == "auto" else (method,)
     h, summary = family_average(data, dmax, top, families)
@@ -419,13 +437,10 @@ def _estimate(R: Any, method: str, level: float, dmax: int) -> DegreeDistributio
                     "min_degree": summary["min_degree"], "most_likely": summary["most_likely"],
                     "support": dmax, "bin_width": data.width}
     if method == "auto":
-        h, spline = corrected(data, h, _resolution(R))
+        h, spline = corrected(data, h, resolution)
         params.update(spline_penalty=spline["penalty"], heldout_gain=spline["heldout_gain"])
         if np.isfinite(spline["penalty"]):
             params["model"] = "families x spline"
-    # the fit's likelihood takes the degrees as independent: it misses about half the
-    # variance of the mean degree 2 m^ / n (the degrees share their pairs); add it back
-    shift_var = 0.5 * (2.0 * float(number_of_edges(R, proper=False).std) / n) ** 2
     h = location_averaged(h, shift_var)
     params["location_variance"] = shift_var
     cdf = K.cdf()
