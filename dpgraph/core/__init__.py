@@ -8,6 +8,7 @@ from .estimate import (
     RESOLVED_FRACTION,
     Z95,
     BoundInterval,
+    ConfidenceInterval,
     Estimate,
     FiellerInterval,
     apply_proper,
@@ -27,6 +28,7 @@ from .pairs import pair_count, pair_from_index, pair_index
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .tables import estimate_columns, estimates_frame
 from .transaction import ReleaseTransaction
 from .universe import Universe
 
@@ -35,8 +37,9 @@ __all__ = [
     "Z95",
     "BoundInterval",
     "Channel",
-    "DiscreteLaplace",
+    "ConfidenceInterval",
     "CountingQuery",
+    "DiscreteLaplace",
     "Estimate",
     "FiellerInterval",
     "MechanismE",
@@ -50,6 +53,8 @@ __all__ = [
     "apply_proper",
     "count_estimate",
     "discrete_laplace",
+    "estimate_columns",
+    "estimates_frame",
     "fieller_interval",
     "histogram_estimate",
     "pair_count",

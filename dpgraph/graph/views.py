@@ -108,7 +108,9 @@ class DegreeView:
     ``proper=``); ``R.degree[v]`` is ``R.degree(v)`` (KeyError naming v
     when it is not a node); iterating gives ``(node, estimate)`` pairs of
     every node, as ``for v, d in G.degree`` does; ``len(R.degree)`` is the
-    number of nodes and ``v in R.degree`` whether v is one.  Each estimate
+    number of nodes and ``v in R.degree`` whether v is one; ``to_frame()``
+    and ``to_dict()`` are every node's as a table (value, std, ci_low,
+    ci_high, resolved, reason).  Each estimate
     is an :class:`~dpgraph.core.Estimate` (a number with an error bar).
 
     Examples
@@ -148,6 +150,14 @@ class DegreeView:
 
     def __contains__(self, v: Any) -> bool:
         return v in self._release.node_index
+
+    def to_dict(self) -> dict:
+        """Every node's degree estimate as columns (``R.degree().to_dict()``)."""
+        return self._func(self._release).to_dict()
+
+    def to_frame(self) -> Any:
+        """Every node's degree estimate as a pandas DataFrame (``R.degree().to_frame()``)."""
+        return self._func(self._release).to_frame()
 
     def __repr__(self) -> str:  # a summary, never the values
         return f"DegreeView({len(self)} nodes)"

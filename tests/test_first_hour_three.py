@@ -1,0 +1,223 @@
+"""What an analyst reads and what leaves as a table: intervals that keep their width, reasons
+for people with the planner's account behind them, and answers exported to pandas."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+import sys
+import warnings
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.special import ndtri
+
+import dpgraph
+from dpgraph.core import ConfidenceInterval, Estimate, project
+from dpgraph.report import render_report, report_context
+
+COLUMNS = ["value", "std", "ci_low", "ci_high", "resolved", "reason"]
+
+
+def _release(G, eps, seed=0, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpgraph.release(G, epsilon=eps, seed=seed, **kw)
+
+
+# ---- intervals keep their width ----------------------------------------------------------
+
+def _printed_interval(est: Estimate) -> tuple[str, str] | None:
+    m = re.search(r"95% (?:CI|interval) \[(.+?), (.+?)\]", str(est))
+    return (m.group(1), m.group(2)) if m else None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=st.floats(-1e7, 1e7), std=st.one_of(st.just(0.0), st.floats(1e-3, 1e6)),
+       upper=st.floats(0.0, 1e7), step=st.sampled_from([None, 1.0]),
+       level=st.sampled_from([0.5, 0.9, 0.95, 0.99]))
+def test_a_proper_interval_never_collapses_unless_the_std_is_0(raw, std, upper, step, level):
+    if step is not None:
+        upper = float(math.floor(upper))
+    est = project(Estimate(raw, std, feasible_range=(0.0, upper)), step=step)
+    lo, hi = est.ci(level)
+    # inside the feasible range, around the value
+    assert 0.0 <= lo <= est.value <= hi <= upper
+    # at least the half-width of the unclipped interval (or the whole range, if narrower)
+    half = float(ndtri(0.5 + level / 2)) * std
+    assert hi - lo >= min(half, upper) * (1 - 1e-9) - 1e-9
+    if std > 0 and upper > 0:
+        assert hi > lo
+        printed = _printed_interval(est)
+        assert printed is not None and printed[0] != printed[1], str(est)
+
+
+def test_a_cut_far_below_zero_keeps_its_interval():
+    # a true cut of 2,455 whose raw estimate fell below 0: the interval reaches the half-width
+    est = project(Estimate(-5_000.0, 3_838.0, feasible_range=(0.0, 1e8)), step=1)
+    lo, hi = est.ci(0.95)
+    assert lo == 0.0 and hi == pytest.approx(1.959963984540054 * 3_838.0)
+    assert lo <= 2_455 <= hi and "[0, 0]" not in str(est)
+
+
+def test_ratio_and_bound_intervals_keep_their_width():
+    from dpgraph.core import BoundInterval, FiellerInterval
+
+    # a ratio whose whole Fieller interval lies above the feasible range [0, 1]
+    rule = FiellerInterval(13.0, 10.0, 1.0, 0.01, 0.0)
+    est = project(Estimate(1.3, 0.1, feasible_range=(0.0, 1.0), interval=rule))
+    lo, hi = est.ci(0.95)
+    raw_lo, raw_hi = rule(1.959963984540054, -np.inf, np.inf)
+    assert hi == 1.0 and hi - lo == pytest.approx((raw_hi - raw_lo) / 2)
+    bound = project(Estimate(5.0, 0.0, feasible_range=(0.0, 1.0),
+                             interval=BoundInterval(3.0, 0.5, 4.0, 0.5)))
+    assert bound.ci(0.95)[0] < bound.ci(0.95)[1] == 1.0
+
+
+def test_intervals_print_with_the_digits_that_tell_them_apart():
+    t = _release(nx.karate_club_graph(), 4.0).transitivity()
+    ci = t.ci(0.95)
+    assert isinstance(ci, ConfidenceInterval) and ci == (ci.low, ci.high)
+    text = str(ci)
+    assert re.fullmatch(r"\(\d\.\d{1,3}, \d\.\d{1,3}\)", text), text
+    assert pickle.loads(pickle.dumps(ci)) == ci and repr(ci) == repr((ci.low, ci.high))
+
+
+# ---- reasons for people, the planner's account behind them ------------------------------
+
+_PLANNER = ("MiB", "GiB", "std of at least", "path,", "speed measured", "x the model", "budget (")
+
+
+def _visible(page: str) -> str:
+    """The page's text as read, without what sits behind a details element, figures, styles."""
+    page = re.sub(r"<details>.*?</details>|<svg.*?</svg>|<style>.*?</style>", " ", page, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+
+
+def test_unresolved_estimates_give_a_short_reason_and_keep_the_detail():
+    R = _release(nx.gnm_random_graph(2_000, 6_000, seed=1), 0.2)
+    for est in (R.triangles(), R.transitivity()):
+        assert not est.resolved and "a larger epsilon would resolve it" in est.reason
+        assert not any(word in est.reason for word in _PLANNER)
+        assert "std of at least" in est.detail and est.detail not in str(est)
+        assert math.isnan(est.std)  # no error bar: no placeholder std
+    a = R.degree_assortativity()
+    assert math.isnan(a.std) and a.ci() == (-1.0, 1.0)
+
+
+class _NoMemory:
+    """A release whose motif and community computations cannot allocate."""
+
+    def __init__(self, R):
+        self._R = R
+
+    def __getattr__(self, name):
+        if name in ("triangles", "wedges", "transitivity", "average_clustering", "communities"):
+            def refuse(*args, **kwargs):
+                raise MemoryError("Unable to allocate 9.12 GiB; try R.to_edgelist(path) or a "
+                                  "sparse release (keep=)")
+            return refuse
+        return getattr(self._R, name)
+
+
+def _check_cells(page: str, ctx: dict) -> None:
+    text = _visible(page)
+    for word in (*_PLANNER, "Unable to allocate", "to_edgelist", "keep="):
+        assert word not in text, word
+    for row in ctx["statistics"]:
+        if "error" in row:
+            continue
+        # a numeric std beside an interval that is the whole range would be a placeholder
+        if row["ci"] == row["range"] and not row["exact"]:
+            assert row["std"] == "--", row
+    assert "0.2551" not in text and "0.5102" not in text
+
+
+def _report_of(R):
+    ctx = report_context(R)
+    return render_report(ctx), ctx
+
+
+def test_report_of_an_unresolved_release_holds_no_planner_text():
+    R = _release(nx.gnm_random_graph(2_000, 6_000, seed=1), 1.0, target_edges=40_000)
+    page, ctx = _report_of(R)
+    _check_cells(page, ctx)
+    assert "how this was decided" in page  # the planner's account is one click away
+    assert re.search(r"kept with probability\s+0\.0\d\d?\d?;", page)
+
+
+def test_report_says_why_not_computed_for_people():
+    R = _release(nx.gnm_random_graph(300, 900, seed=1), 1.0)
+    page, ctx = _report_of(_NoMemory(R))
+    _check_cells(page, ctx)
+    assert "needs more memory than this machine has free" in _visible(page)
+    assert "Unable to allocate 9.12 GiB" in page  # behind its details element
+
+
+@pytest.mark.slow
+def test_report_of_an_unresolved_release_of_ten_thousand_nodes():
+    R = _release(nx.gnm_random_graph(10_000, 30_000, seed=1), 1.0, target_edges=100_000)
+    page, ctx = _report_of(R)
+    _check_cells(page, ctx)
+
+
+# ---- answers leave as tables ---------------------------------------------------------------
+
+def _same_reason(cell, est) -> bool:
+    """A reason in a frame: the estimate's, or pandas' missing value where it has none."""
+    import pandas as pd
+
+    return pd.isna(cell) if est.reason is None else cell == est.reason
+
+
+def test_estimate_to_dict_and_to_frame_round_trip():
+    pd = pytest.importorskip("pandas")
+    R = _release(nx.karate_club_graph(), 2.0)
+    e = R.cut([0, 1, 2], [30, 31, 32, 33])
+    d = e.to_dict()
+    assert list(d) == COLUMNS and d["value"] == e.value and d["std"] == e.std
+    assert (d["ci_low"], d["ci_high"]) == e.ci(0.95) and d["resolved"] == e.resolved
+    f = e.to_frame()
+    assert list(f.columns) == COLUMNS and len(f) == 1 and f.loc[0, "value"] == e.value
+    pairs = [([0, 1], [30, 31]), ([2, 3], [32, 33]), ([4], [5, 6, 7])]
+    batch = R.cuts(pairs)
+    frame = batch.to_frame()
+    assert list(frame.columns) == COLUMNS and len(frame) == 3
+    assert frame.equals(pd.DataFrame(batch.to_dict()))
+    for k, row in frame.iterrows():
+        one = batch[k]
+        assert row["value"] == one.value and row["std"] == one.std
+        assert (row["ci_low"], row["ci_high"]) == one.ci(0.95)
+        assert row["resolved"] == one.resolved and _same_reason(row["reason"], one)
+
+
+def test_node_estimates_and_degree_view_to_frame():
+    pd = pytest.importorskip("pandas")
+    R = _release(nx.path_graph(["a", "b", "c"]), 2.0)
+    d = R.degree()
+    frame = d.to_frame()
+    assert list(frame.index) == ["a", "b", "c"] and frame.index.name == "node"
+    assert list(frame.columns) == COLUMNS
+    for v in "abc":
+        assert frame.loc[v, "value"] == d[v].value and _same_reason(frame.loc[v, "reason"], d[v])
+    back = pd.DataFrame(d.to_dict())
+    assert back.equals(frame.rename_axis(None))
+    assert R.degree.to_frame().equals(frame) and R.degree.to_dict() == d.to_dict()
+
+
+def test_no_error_bar_is_nan_in_the_table():
+    R = _release(nx.barabasi_albert_graph(200, 3, seed=1), 4.0)
+    row = R.degree_assortativity().to_dict()
+    assert math.isnan(row["std"]) and row["resolved"] is False and row["reason"]
+
+
+def test_to_frame_without_pandas_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    e = Estimate(917.0, 120.0, feasible_range=(0, 10_000))
+    with pytest.raises(ImportError, match="pip install pandas.*to_dict"):
+        e.to_frame()
+    assert e.to_dict()["value"] == 917.0
