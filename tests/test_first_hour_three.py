@@ -293,3 +293,37 @@ def test_the_dropped_attributes_warning_names_what_works():
     # and what it says works: the same table, typed
     R = dpgraph.release(df, 1.0, nodes=range(3), edge_attr="sign", values=[1, -1])
     assert R.tie_values.values == (1, -1)
+
+
+# ---- networkx's edge-level names are refused with what to use --------------------------------
+
+@pytest.mark.parametrize("name, instead", [
+    ("edges", "R.cut(S, T)"), ("has_edge", "R.cut([u], [v])"), ("neighbors", "R.degree(v)"),
+    ("adj", "R.degree(v)"), ("nbunch_iter", "R.nodes"), ("subgraph", "R.cut and R.degree"),
+])
+def test_networkx_edge_names_are_refused_naming_what_to_use(name, instead):
+    from dpgraph.graph.views import NotAGraphError
+
+    R = _release(nx.karate_club_graph(), 1.0)
+    with pytest.raises(NotAGraphError, match=re.escape(f"R.{name} is not defined")) as info:
+        getattr(R, name)
+    assert instead in str(info.value) and "R.to_networkx()" in str(info.value)
+    assert not hasattr(R, name)  # an AttributeError: R is not taken for a graph
+
+
+@pytest.mark.parametrize("call", [
+    lambda R: nx.cut_size(R, [0, 1, 2]), lambda R: nx.clustering(R), lambda R: nx.pagerank(R),
+    lambda R: nx.shortest_path(R, 0, 5), lambda R: list(nx.bfs_edges(R, 0)),
+    lambda R: nx.to_numpy_array(R), lambda R: nx.edge_boundary(R, [0]),
+])
+def test_networkx_functions_stop_with_dpgraphs_message(call):
+    R = _release(nx.karate_club_graph(), 1.0)
+    with pytest.raises(AttributeError, match="a release does not know the graph's edges"):
+        result = call(R)
+        list(result) if hasattr(result, "__next__") else result  # a lazy one runs when read
+
+
+def test_to_networkx_still_gives_the_raw_released_graph_to_networkx():
+    R = _release(nx.karate_club_graph(), 1.0)
+    H = R.to_networkx()
+    assert nx.cut_size(H, [0, 1, 2]) >= 0 and H.number_of_nodes() == 34

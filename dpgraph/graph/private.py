@@ -31,13 +31,13 @@ from .encoding import NodeIndex
 from .io import IOMixin
 from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
 from .typed.encoding import TieValues
-from .views import DegreeAttribute, NodeView
+from .views import DegreeAttribute, NetworkxRefusals, NodeView
 
 __all__ = ["PrivateGraph"]
 
 
 @bind_analytics
-class PrivateGraph(CertifiedRelease, IOMixin):
+class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
 
     Built by :func:`dpgraph.release`; holds only the released pairs and public
