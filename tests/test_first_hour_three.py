@@ -327,3 +327,60 @@ def test_to_networkx_still_gives_the_raw_released_graph_to_networkx():
     R = _release(nx.karate_club_graph(), 1.0)
     H = R.to_networkx()
     assert nx.cut_size(H, [0, 1, 2]) >= 0 and H.number_of_nodes() == 34
+
+
+# ---- the README pasted into a real REPL -----------------------------------------------------
+
+README = __import__("pathlib").Path(__file__).resolve().parents[1] / "README.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+class _Console(__import__("code").InteractiveConsole):
+    """The standard REPL, fed line by line; every error it would print is kept."""
+
+    def __init__(self):
+        super().__init__({"__name__": "__console__"})
+        self.errors: list[str] = []
+
+    def showsyntaxerror(self, filename=None, **kwargs):
+        self.errors.append(f"SyntaxError: {sys.exc_info()[1]}")
+
+    def showtraceback(self):
+        self.errors.append(f"{sys.exc_info()[0].__name__}: {sys.exc_info()[1]}")
+
+
+def test_readme_python_blocks_paste_into_the_standard_repl(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the examples write release files
+    console = _Console()
+    blocks = [body for kind, body in FENCE.findall(README.read_text()) if kind == "python"]
+    for k, block in enumerate(blocks):
+        for line in block.splitlines():
+            console.push(line)
+        console.push("")  # the blank line a reader's paste ends with
+        assert console.errors == [], f"README python block {k + 1}: {console.errors}"
+    out = capsys.readouterr().out
+    ci = re.search(r"95% CI (\([^)]*\))", out).group(1)  # print(trans.ci(0.95)), for people
+    assert re.fullmatch(r"\(-?[\d.,e+-]{1,8}, -?[\d.,e+-]{1,8}\)", ci), ci
+
+
+def test_readme_plan_output_is_what_dpgraph_plan_prints(capsys):
+    from dpgraph.cli import main
+
+    text = README.read_text()
+    console = [body for kind, body in FENCE.findall(text) if kind == "console"][0]
+    command, shown = console.split("\n", 1)[0], console.split("\n", 1)[1]
+    assert command.startswith("$ dpgraph plan ") and "--json" not in command
+    assert main(command[len("$ dpgraph "):].split()) == 0
+    printed = capsys.readouterr().out
+    assert shown.startswith(printed.rstrip("\n") + "\n")  # then the abridged --json example
+
+
+def test_plan_with_a_target_size_leaves_out_impossible_epsilons(capsys):
+    from dpgraph.cli import main
+
+    assert main(["plan", "--nodes", "100000", "--epsilon", "1", "--target-edges", "2000000"]) == 0
+    out = capsys.readouterr().out
+    assert "epsilon 8 left out" in out and re.search(r"^\s+4\s", out, re.M)
+    # an explicit table is shown as asked: an impossible epsilon in it is an error
+    assert main(["plan", "--nodes", "100000", "--epsilon", "1", "--target-edges", "2000000",
+                 "--table", "1,8"]) == 2
