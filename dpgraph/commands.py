@@ -114,12 +114,13 @@ def _demo(args: argparse.Namespace) -> int:
           f"The released graph itself has {R.number_of_released_edges():,} edges vs "
           f"{G.number_of_edges():,} true ones: raw counts are biased; the estimate, "
           f"R.number_of_edges(), is {R.number_of_edges()}.")
-    if args.out is None:
-        import tempfile
+    if args.out is None:  # one folder for every run, replaced: nothing piles up in the temp dir
+        from .datasets import cache_dir
 
-        out = Path(tempfile.mkdtemp(prefix="dpgraph-demo-"))
+        out = cache_dir() / "demo"
     else:
-        (out := Path(args.out)).mkdir(parents=True, exist_ok=True)
+        out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     png = out / "dpgraph-demo.png"
     _demo_plot(png, queries, est, truth, name.split(" (")[0], R.epsilon)
     print(f"plot: {png}")
@@ -353,7 +354,8 @@ def register_commands(subparsers: Any) -> None:
     d.add_argument("--queries", type=_positive_count("--queries"), default=6,
                    help="number of cut queries, at least 1 (default 6)")
     d.add_argument("--out", default=None,
-                   help="directory for dpgraph-demo.png (default: a new temporary folder, printed)")
+                   help="directory for dpgraph-demo.png (default: dpgraph's cache folder, "
+                        "~/.cache/dpgraph/demo, printed)")
     d.add_argument("--save", default=None, help="also save the release to this file")
     d.add_argument("--builtin", action="store_true", help="use the built-in graph even if ego-Facebook is present")
 

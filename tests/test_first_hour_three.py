@@ -367,7 +367,7 @@ def test_readme_plan_output_is_what_dpgraph_plan_prints(capsys):
     from dpgraph.cli import main
 
     text = README.read_text()
-    console = [body for kind, body in FENCE.findall(text) if kind == "console"][0]
+    console = next(body for kind, body in FENCE.findall(text) if kind == "console")
     command, shown = console.split("\n", 1)[0], console.split("\n", 1)[1]
     assert command.startswith("$ dpgraph plan ") and "--json" not in command
     assert main(command[len("$ dpgraph "):].split()) == 0
@@ -384,3 +384,19 @@ def test_plan_with_a_target_size_leaves_out_impossible_epsilons(capsys):
     # an explicit table is shown as asked: an impossible epsilon in it is an error
     assert main(["plan", "--nodes", "100000", "--epsilon", "1", "--target-edges", "2000000",
                  "--table", "1,8"]) == 2
+
+
+def test_demo_leaves_no_folder_in_the_temp_dir(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    from dpgraph.cli import main
+
+    temp, cache = tmp_path / "temp", tmp_path / "cache"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    for seed in ("1", "2"):
+        assert main(["demo", "--builtin", "--seed", seed, "--queries", "1"]) == 0
+    assert list(temp.iterdir()) == []
+    assert (cache / "dpgraph" / "demo" / "dpgraph-demo.png").is_file()
+    assert str(cache / "dpgraph" / "demo") in capsys.readouterr().out
