@@ -7,6 +7,7 @@
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
     dpgraph plan --nodes N --epsilon E ...        planned errors, or the epsilon a target needs
     dpgraph report FILE -o report.html            a self-contained HTML report of a release
+    dpgraph fetch NAME --to DIR                   a registered data set, checksum checked, copied
 
 Each command module registers its own sub-commands; this file only wires them.
 """
@@ -88,12 +89,41 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.register_commands(sub)
     planning_cli.register(sub)  # dpgraph plan, dpgraph report
+    _register_fetch(sub)
     exp = sub.add_parser(
         "experiment", help="run one of the paper's experiments or the peer benchmark"
     ).add_subparsers(dest="experiment", required=True, metavar="NAME")
     for name in EXPERIMENT_MODULES:
         importlib.import_module(f"dpgraph.experiments.{name}").register(exp)
     return ap
+
+
+def _register_fetch(sub: Any) -> None:
+    from .datasets import REGISTRY
+
+    f = sub.add_parser("fetch", help="download a registered data set (checksum checked) and "
+                                     "copy it into a folder",
+                       description="Fetch a data set of datasets/README.md into dpgraph's cache "
+                                   "(downloaded once, its published checksum checked) and copy it "
+                                   "into --to DIR; offline, say where to put the file instead.")
+    f.add_argument("name", choices=sorted(REGISTRY), help="the data set")
+    f.add_argument("--to", default=".", metavar="DIR", help="folder to copy it into (default .)")
+    f.set_defaults(func=_fetch)
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    import filecmp
+    import shutil
+    from pathlib import Path
+
+    from .datasets import fetch
+
+    path = fetch(args.name)  # offline: a DatasetNotFoundError saying where to put the file
+    target = Path(args.to) / path.name
+    if not (target.exists() and filecmp.cmp(path, target, shallow=False)):
+        shutil.copyfile(path, target)
+    print(target)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

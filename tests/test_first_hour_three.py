@@ -400,3 +400,22 @@ def test_demo_leaves_no_folder_in_the_temp_dir(tmp_path, monkeypatch, capsys):
     assert list(temp.iterdir()) == []
     assert (cache / "dpgraph" / "demo" / "dpgraph-demo.png").is_file()
     assert str(cache / "dpgraph" / "demo") in capsys.readouterr().out
+
+
+def test_fetch_offline_says_where_to_put_the_file_without_a_traceback(tmp_path, monkeypatch,
+                                                                     capsys):
+    from dpgraph.cli import main
+    from dpgraph.datasets import registry
+
+    def offline(*args, **kwargs):
+        raise registry.DatasetNotFoundError("dataset 'facebook' is not available locally and "
+                                            "could not be downloaded (download failed: "
+                                            "ConnectionError). Put the file ...")
+
+    monkeypatch.setattr(registry, "_download", offline)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("DPGRAPH_DATA_DIR", raising=False)
+    assert main(["fetch", "facebook", "--to", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpgraph: error: dataset 'facebook' is not available locally")
+    assert "Traceback" not in err and not (tmp_path / "facebook_combined.txt.gz").exists()
