@@ -204,6 +204,7 @@ class _Refused:
 
     def __init__(self, instead: str) -> None:
         self.instead = instead
+        self.__doc__ = f"Refused (:class:`NotAGraphError`): use {instead}."
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -260,7 +261,6 @@ class NetworkxRefusals:
     adj = _Refused(_NEAR)
     succ = _Refused(_NEAR)
     pred = _Refused(_NEAR)
-    adjacency = _Refused(_NEAR)
     nbunch_iter = _Refused(_ANY)
     is_multigraph = _Refused(_ANY)
     subgraph = _Refused(_SUB)
