@@ -184,7 +184,8 @@ def _release(args: argparse.Namespace) -> int:
                   label_bytes=nodes.json_bytes() if isinstance(nodes, NodeList) else None)
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
-        ledger = _open_ledger(args.ledger, args.budget)
+        ledger = _open_ledger(args.ledger, args.budget).with_label(
+            f"{args.name or 'dpgraph release'} -> {args.output}")  # public: a name, a file
     with warnings.catch_warnings():  # said once, below, in the command line's own words
         warnings.simplefilter("ignore", SeededReleaseWarning)
         R = release(src if table is None else table, args.epsilon, seed=args.seed, directed=args.directed,

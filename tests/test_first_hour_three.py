@@ -419,3 +419,26 @@ def test_fetch_offline_says_where_to_put_the_file_without_a_traceback(tmp_path, 
     err = capsys.readouterr().err
     assert err.startswith("dpgraph: error: dataset 'facebook' is not available locally")
     assert "Traceback" not in err and not (tmp_path / "facebook_combined.txt.gz").exists()
+
+
+def test_plans_in_the_suite_decide_from_the_cost_model():
+    """The suite does not measure the machine's speed before deciding (conftest.py): a loaded
+    machine gives every test the same plans as an idle one."""
+    from dpgraph.graph.analytics import community_planning, triangle_planning
+
+    assert triangle_planning.CALIBRATE_ABOVE == community_planning.CALIBRATE_ABOVE == math.inf
+
+
+def test_a_cli_release_records_its_name_and_output_in_the_ledger(tmp_path):
+    import json
+
+    src = tmp_path / "e.csv"
+    src.write_text("0,1\n1,2\n")
+    ledger = tmp_path / "budget.json"
+    out = tmp_path / "e.dpg"
+    assert _cli("release", str(src), "--nodes", "4", "-e", "1", "--name", "toy graph",
+                "--ledger", str(ledger), "--budget", "3", "-o", str(out)) == 0
+    (entry,) = json.loads(ledger.read_text())["entries"]
+    assert entry["label"] == f"toy graph -> {out}" and entry["epsilon"] == 1.0
+    book = dpgraph.PrivacyLedger.open(ledger)
+    assert book.with_label("x").charge(0.5).label == "x" and book.charge(0.5).label is None
