@@ -442,3 +442,24 @@ def test_a_cli_release_records_its_name_and_output_in_the_ledger(tmp_path):
     assert entry["label"] == f"toy graph -> {out}" and entry["epsilon"] == 1.0
     book = dpgraph.PrivacyLedger.open(ledger)
     assert book.with_label("x").charge(0.5).label == "x" and book.charge(0.5).label is None
+
+
+@pytest.mark.parametrize("kw", [{}, {"directed": True}, {"keep": 0.3}])
+def test_one_nodes_degree_is_its_row_and_equals_every_nodes(kw, monkeypatch):
+    G = nx.gnp_random_graph(200, 0.05, seed=1, directed=bool(kw.get("directed")))
+    R = _release(G, 1.0, **kw)
+    every = R.degree()
+    unbiased = R.degree(proper=False)
+    for v in (0, 17, 199):
+        one = R.degree(v)
+        assert (one.value, one.std, one.raw, one.feasible_range) == \
+            (every[v].value, every[v].std, every[v].raw, every[v].feasible_range)
+        assert R.degree(v, proper=False).raw == unbiased[v].raw
+    # and it reads one row: not every node's degree
+    from dpgraph.graph.analytics import counts
+
+    def every_row(*args, **kwargs):
+        raise AssertionError("R.degree(v) computed every node's degree")
+
+    monkeypatch.setattr(counts, "_degree_estimate", every_row)
+    assert R.degree(5).value == every[5].value

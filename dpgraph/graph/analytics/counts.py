@@ -20,6 +20,7 @@ from ...validation import validate_params
 from ..answers import PROPER, NodeEstimates, analytic, check_release, finish, require_undirected
 from ..protocol import Release
 from ._shared import _has_node, _observed_degrees
+from .cut_queries import cut
 
 __all__ = ["degree", "density", "density_between", "number_of_edges", "volume"]
 
@@ -130,11 +131,14 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     [1, 2]
     """
     check_release(R)
+    if nbunch is not None and _has_node(R, nbunch) and getattr(R, "tie_values", None) is None:
+        # one node: its own row, not every node's (the same estimate as R.degree()[v])
+        return cut(R, [nbunch], None, proper=proper)
     est = _degree_estimate(R, proper)
     nodes = R.node_index.nodes  # by position
     if nbunch is None:
         return NodeEstimates(nodes, est)
-    if _has_node(R, nbunch):
+    if _has_node(R, nbunch):  # a typed release: its any-tie degree, from every node's
         return NodeEstimates(nodes, est)[nbunch]
     if isinstance(nbunch, (str, bytes)) or not isinstance(nbunch, Iterable):
         raise ValueError(f"nbunch: node {nbunch!r} is not in the release; pass a node of "
