@@ -7,6 +7,7 @@
     dpgraph experiment NAME --out DIR             the paper's experiments and benchmarks
     dpgraph plan --nodes N --epsilon E ...        planned errors, or the epsilon a target needs
     dpgraph report FILE -o report.html            a self-contained HTML report of a release
+    dpgraph fetch NAME --to DIR                   a registered data set, checksum checked, copied
     dpgraph collect tokens|serve|close DIR        collection from users' own reports (edge LDP)
 
 Each command module registers its own sub-commands; this file only wires them.
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.register_commands(sub)
     planning_cli.register(sub)  # dpgraph plan, dpgraph report
+    _register_fetch(sub)
     local_cli.register(sub)  # dpgraph collect tokens | serve | close
     exp = sub.add_parser(
         "experiment", help="run one of the paper's experiments or the peer benchmark"
@@ -100,6 +102,34 @@ def build_parser() -> argparse.ArgumentParser:
     for parser in exp.choices.values():  # every experiment takes a time limit, none by default
         add_max_seconds_option(parser)
     return ap
+
+
+def _register_fetch(sub: Any) -> None:
+    from .datasets import REGISTRY
+
+    f = sub.add_parser("fetch", help="download a registered data set (checksum checked) and "
+                                     "copy it into a folder",
+                       description="Fetch a data set of datasets/README.md into dpgraph's cache "
+                                   "(downloaded once, its published checksum checked) and copy it "
+                                   "into --to DIR; offline, say where to put the file instead.")
+    f.add_argument("name", choices=sorted(REGISTRY), help="the data set")
+    f.add_argument("--to", default=".", metavar="DIR", help="folder to copy it into (default .)")
+    f.set_defaults(func=_fetch)
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    import filecmp
+    import shutil
+    from pathlib import Path
+
+    from .datasets import fetch
+
+    path = fetch(args.name)  # offline: a DatasetNotFoundError saying where to put the file
+    target = Path(args.to) / path.name
+    if not (target.exists() and filecmp.cmp(path, target, shallow=False)):
+        shutil.copyfile(path, target)
+    print(target)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

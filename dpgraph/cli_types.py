@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .validation import check_regular_file, refuse_overwrite, write_atomic
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "add_max_seconds_option",
     "add_output_options",
     "check_output",
+    "edge_table",
     "int_option",
     "parse_node_list",
     "select_nodes",
@@ -344,3 +347,62 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         write_atomic(path, [text.encode("utf-8")], fsync=False, private=False)
     except OSError as exc:  # named by the requested path, never the temporary file
         raise OSError(f"cannot write {path}: {exc.strerror or type(exc).__name__}") from None
+
+
+#: first-line names that say a table has a header (compared lower-case)
+_HEADER_NAMES = {"source", "target", "src", "dst", "from", "to", "u", "v", "node1", "node2",
+                 "i", "j", "head", "tail"}
+
+
+def _is_int(token: bytes) -> bool:
+    return token.lstrip(b"+-").isdigit()
+
+
+def edge_table(path: str, delimiter: str | None, header: bool | None) -> Any:
+    """``dpgraph release``'s edge list as an (m, 2) array of labels, or None to stream the file.
+
+    A CSV file (``.csv``/``.csv.gz``, or ``--delimiter`` given) or one whose
+    first line is a header is read here: ``header`` True skips the first data
+    line, False keeps it, None detects it (a first line naming its columns,
+    ``source,target`` and the like, or one that is not two integers above
+    lines that are).  Labels are integers when every one is, else text.  A
+    whitespace edge list without a header returns None: the release streams
+    it.  Messages name the file and the line, never its content.
+    """
+    from .exceptions import DroppedAttributesWarning
+    from .graph import read_table_chunks, source_name
+
+    if delimiter is None and path.lower().endswith((".csv", ".csv.gz")):
+        delimiter = ","
+    chunks = read_table_chunks(path, delimiter=delimiter)
+    first = next(chunks, None)
+    if first is None or first.lines.size == 0:
+        return None if delimiter is None else np.empty((0, 2), dtype=np.int64)
+    row = [c[0] for c in first.columns]
+    if header is None:
+        named = all(t.decode("utf-8", "replace").strip().lower() in _HEADER_NAMES for t in row)
+        below = [c[1:] for c in first.columns]
+        header = named or (not all(map(_is_int, row)) and below[0].size > 0
+                           and all(_is_int(t) for col in below for t in col.tolist()))
+    if delimiter is None and not header:
+        return None
+    parts: list[list[np.ndarray]] = [[], []]
+    extra = False
+    for k, chunk in enumerate([first, *chunks]):
+        extra = extra or chunk.extra
+        for side in (0, 1):
+            parts[side].append(chunk.columns[side][1:] if k == 0 and header else chunk.columns[side])
+    if extra:
+        import warnings
+
+        warnings.warn(f"the columns after the first two of {source_name(path)} are dropped: a "
+                      "graph release publishes only the presence of each vertex pair",
+                      DroppedAttributesWarning, stacklevel=2)
+    u, v = (np.concatenate(p) for p in parts)
+    tokens = np.stack([u, v], axis=1)
+    if all(_is_int(t) for t in tokens.ravel().tolist()):
+        return tokens.astype(np.int64)
+    try:
+        return np.char.decode(tokens, "utf-8").astype(object)
+    except UnicodeDecodeError:
+        raise ValueError(f"{source_name(path)}: node labels must be UTF-8 text") from None

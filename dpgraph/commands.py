@@ -22,6 +22,7 @@ from .cli_types import (
     add_command,
     add_output_options,
     check_output,
+    edge_table,
     int_option,
     parse_node_list,
     select_nodes,
@@ -113,12 +114,13 @@ def _demo(args: argparse.Namespace) -> int:
           f"The released graph itself has {R.number_of_released_edges():,} edges vs "
           f"{G.number_of_edges():,} true ones: raw counts are biased; the estimate, "
           f"R.number_of_edges(), is {R.number_of_edges()}.")
-    if args.out is None:
-        import tempfile
+    if args.out is None:  # one folder for every run, replaced: nothing piles up in the temp dir
+        from .datasets import cache_dir
 
-        out = Path(tempfile.mkdtemp(prefix="dpgraph-demo-"))
+        out = cache_dir() / "demo"
     else:
-        (out := Path(args.out)).mkdir(parents=True, exist_ok=True)
+        out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     png = out / "dpgraph-demo.png"
     _demo_plot(png, queries, est, truth, name.split(" (")[0], R.epsilon)
     print(f"plot: {png}")
@@ -176,16 +178,18 @@ def _release(args: argparse.Namespace) -> int:
                          ("the --nodes file", _at_file(args.nodes))])
     signing_key = None if args.signing_key is None else signing_key_file(args.signing_key)
     check_savable(0, args.name, "--name")  # before reading the edges
-    nodes = (_nodes_in_file(src) if args.nodes_from_edges
-             else parse_node_list(args.nodes, "--nodes", count=True))
+    table = edge_table(src, args.delimiter, args.header)  # None: a whitespace list, streamed
+    nodes = ((_nodes_in_file(src) if table is None else np.unique(table).tolist())
+             if args.nodes_from_edges else parse_node_list(args.nodes, "--nodes", count=True))
     check_savable(nodes, args.name, "--name",  # what R.save would refuse after the charge
                   label_bytes=nodes.json_bytes() if isinstance(nodes, NodeList) else None)
     ledger = None
     if args.ledger is not None:  # charged inside release, after validation, before sampling
-        ledger = _open_ledger(args.ledger, args.budget)
+        ledger = _open_ledger(args.ledger, args.budget).with_label(
+            f"{args.name or 'dpgraph release'} -> {args.output}")  # public: a name, a file
     with warnings.catch_warnings():  # said once, below, in the command line's own words
         warnings.simplefilter("ignore", SeededReleaseWarning)
-        R = release(src, args.epsilon, seed=args.seed, directed=args.directed,
+        R = release(src if table is None else table, args.epsilon, seed=args.seed, directed=args.directed,
                             nodes=nodes, keep=args.keep, target_edges=args.target_edges,
                             ledger=ledger)
     R.save(args.output, signing_key=signing_key, name=args.name)
@@ -352,18 +356,24 @@ def register_commands(subparsers: Any) -> None:
     d.add_argument("--queries", type=_positive_count("--queries"), default=6,
                    help="number of cut queries, at least 1 (default 6)")
     d.add_argument("--out", default=None,
-                   help="directory for dpgraph-demo.png (default: a new temporary folder, printed)")
+                   help="directory for dpgraph-demo.png (default: dpgraph's cache folder, "
+                        "~/.cache/dpgraph/demo, printed)")
     d.add_argument("--save", default=None, help="also save the release to this file")
     d.add_argument("--builtin", action="store_true", help="use the built-in graph even if ego-Facebook is present")
 
     r = add_command(
         subparsers, "release", _release,
         help="release an edge-list file as an epsilon-edge-DP graph file",
-        description="Read a whitespace-separated edge list (SNAP style; '#' comments; .gz ok), "
-                    "release it with mechanism E and save it in dpgraph's file format.")
+        description="Read an edge list (SNAP style or CSV; '#' comments; .gz ok), release it "
+                    "with mechanism E and save it in dpgraph's file format.")
     r.add_argument("edgelist", help="edge list file or URL, one 'u v' pair per line (plain or "
                                     "gzip; '#' comments; further columns ignored)")
     r.add_argument("--epsilon", "-e", type=_positive_float, required=True, help="privacy parameter > 0")
+    r.add_argument("--delimiter", default=None, metavar="CHAR",
+                   help="column separator besides white space, e.g. ',' (default: ',' for a "
+                        ".csv or .csv.gz file, else white space)")
+    r.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="the first line names the columns and is skipped (default: detected)")
     add_output_options(r, "dpgraph format")
     r.add_argument("--seed", type=_seed, default=None,
                    help="reproducible release (testing only; default: secure randomness)")

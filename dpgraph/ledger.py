@@ -211,6 +211,19 @@ class PrivacyLedger:
         view._book = self._book
         return view
 
+    #: The note recorded with a charge made without one (see :meth:`with_label`).
+    label: str | None = None
+
+    def with_label(self, label: str) -> PrivacyLedger:
+        """The same ledger (same scope, file and entries) recording ``label`` with each charge
+        made without a label of its own: a release's name and output file, say.  Stored in
+        clear, like every label."""
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a str, got {type(label).__name__}")
+        view = self.with_scope(self.scope)
+        view.label = label
+        return view
+
     # ---- accounting ---------------------------------------------------------------
     def _refresh(self) -> None:
         """Adopt the entries of this ledger's file, if it has one (writes are atomic)."""
@@ -287,6 +300,7 @@ class PrivacyLedger:
         so that one release validates epsilon once)."""
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
+        label = self.label if label is None else label
         book = self._book
         if book.pid != os.getpid():  # copied into a child by fork()
             if book.path is None:

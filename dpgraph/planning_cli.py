@@ -222,14 +222,32 @@ def _plan(args: argparse.Namespace) -> int:
         print("resolved (95% interval excludes 0, half-width <= half the value) only for true "
               "values of at least: " + ", ".join(f"{k.replace('_', ' ')} {v:.3g}"
                                                    for k, v in smallest.items()))
-    rows = p.table(epsilons)
+    rows, left_out = _table_rows(p, epsilons, automatic=not args.table)
     cols = list(rows[0])
     print("\n" + "  ".join(f"{c:>18}" for c in cols))
     for r in rows:
         print("  ".join(f"{r[c]:>18.6g}" for c in cols))
+    if left_out:
+        print(f"(epsilon {', '.join(f'{e:g}' for e in left_out)} left out: no release at that "
+              "epsilon meets the requested size)")
     if args.plot:
         print(f"\nplot: {args.plot}")
     return 0
+
+
+def _table_rows(p: Any, epsilons: list, automatic: bool) -> tuple[list[dict], list[float]]:
+    """The table's rows; the automatic table leaves out the epsilons where the plan is impossible
+    (a --target-edges the dense release at that epsilon cannot give), an explicit --table does not.
+    """
+    if not automatic:
+        return p.table(epsilons), []
+    rows, left_out = [], []
+    for eps in epsilons:
+        try:
+            rows += p.table([eps])
+        except ValueError:
+            left_out.append(eps)
+    return (rows or p.table([p.epsilon])), left_out
 
 
 # --------------------------------------------------------------------------- report

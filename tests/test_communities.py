@@ -88,7 +88,7 @@ def test_no_structure_in_gnp_is_flagged_and_strong_sbm_is_found():
     assert nx.community.modularity(G, res.partition) == pytest.approx(0.0, abs=1e-12)
     S = nx.planted_partition_graph(4, 150, 0.2, 0.01, seed=3)
     res = dpgraph.release(S, 2.0, seed=0).communities()
-    assert res.resolvable is True and res.k >= 2
+    assert res.resolvable is True and res.n_above_edge >= 2 and res.n_communities >= 2
     truth = np.repeat(np.arange(4), 150)
     assert adjusted_rand_score(truth, res.labels(range(600))) > 0.9
 
@@ -307,4 +307,4 @@ def test_unresolvable_is_answered_at_once_and_agrees_with_the_spectrum(monkeypat
 
     monkeypatch.setattr(community, "community_plan", forced)
     full = dpgraph.release(nx.karate_club_graph(), epsilon=0.1, seed=0).communities()
-    assert not full.resolvable and full.k < 2 and full.eigenvalues.size > 0
+    assert not full.resolvable and full.n_above_edge < 2 and full.n_communities == 1 and full.eigenvalues.size > 0

@@ -432,5 +432,8 @@ def test_every_analytic_is_computed_once_per_report(keep, monkeypatch):
 def test_report_says_why_communities_were_answered_at_once():
     R = dpgraph.release(nx.karate_club_graph(), 0.1, seed=0)
     page = build_report(R)
-    assert "Answered before any computation: a graph with at most" in page
+    assert "Answered before any computation: no community structure can rise above the noise " \
+        "at this epsilon: a larger epsilon would resolve it" in page
+    # the planner's account stays behind a details element
+    assert "<summary>how this was decided</summary>a graph with at most" in page
     assert "answered without computing" in page

@@ -9,6 +9,7 @@ from .estimate import (
     RESOLVED_FRACTION,
     Z95,
     BoundInterval,
+    ConfidenceInterval,
     Estimate,
     FiellerInterval,
     apply_proper,
@@ -28,6 +29,7 @@ from .pairs import pair_count, pair_from_index, pair_index
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .tables import estimate_columns, estimates_frame
 from .transaction import ReleaseTransaction
 from .universe import Universe
 
@@ -36,6 +38,7 @@ __all__ = [
     "Z95",
     "BoundInterval",
     "Channel",
+    "ConfidenceInterval",
     "CountingQuery",
     "DegreeFusion",
     "DiscreteLaplace",
@@ -54,6 +57,8 @@ __all__ = [
     "apply_proper",
     "count_estimate",
     "discrete_laplace",
+    "estimate_columns",
+    "estimates_frame",
     "fieller_interval",
     "histogram_estimate",
     "pair_count",

@@ -27,11 +27,22 @@ import numpy as np
 from scipy.special import ndtri
 
 from ..validation import check_level
+from .intervals import (
+    Z95,
+    BoundInterval,
+    ConfidenceInterval,
+    FiellerInterval,
+    fieller_interval,
+    keep_width,
+    number_text,
+    span_text,
+)
 
 __all__ = [
     "RESOLVED_FRACTION",
     "Z95",
     "BoundInterval",
+    "ConfidenceInterval",
     "Estimate",
     "FiellerInterval",
     "apply_proper",
@@ -39,110 +50,11 @@ __all__ = [
     "project",
 ]
 
-#: Two-sided 95% normal quantile.
-Z95 = 1.959963984540054
-
 #: An estimate is *resolved* when its 95% interval excludes the trivial value
 #: (0 unless stated) and its half-width is at most this fraction of the
 #: estimate's magnitude: the answer is then known to within +-50% and known
 #: not to be trivial.
 RESOLVED_FRACTION = 0.5
-
-
-def fieller_interval(num: float, den: float, var_num: float, var_den: float, cov: float,
-                     z: float = Z95, low: float = -np.inf,
-                     high: float = np.inf) -> tuple[float, float]:
-    """Fieller's interval for num / den, intersected with [low, high].
-
-    {theta : (num - theta den)^2 <= z^2 (var_num - 2 theta cov + theta^2 var_den)},
-    a quadratic inequality a theta^2 + b theta + c <= 0.  Its solution is an
-    interval, the complement of one, the whole line or (only when it misses
-    [low, high]) empty; the convex hull of its part in [low, high] is
-    returned, or the end of [low, high] nearest to num / den when that part is
-    empty.
-
-    Examples
-    --------
-    >>> [round(x, 4) for x in fieller_interval(5.0, 10.0, 1.0, 1.0, 0.0, low=0, high=1)]
-    [0.2956, 0.7443]
-    """
-    a = den * den - z * z * var_den
-    b = -2.0 * (num * den - z * z * cov)
-    c = num * num - z * z * var_num
-    disc = b * b - 4 * a * c
-    if a > 0 and disc >= 0:  # a bounded interval
-        r = math.sqrt(disc)
-        pieces = [((-b - r) / (2 * a), (-b + r) / (2 * a))]
-    elif a < 0 and disc > 0:  # two rays outside the roots
-        r1, r2 = sorted(((-b - math.sqrt(disc)) / (2 * a), (-b + math.sqrt(disc)) / (2 * a)))
-        pieces = [(-np.inf, r1), (r2, np.inf)]
-    elif a <= 0:  # the whole line
-        pieces = [(-np.inf, np.inf)]
-    else:  # empty
-        pieces = []
-    inside = [(max(lo, low), min(hi, high)) for lo, hi in pieces if max(lo, low) <= min(hi, high)]
-    if not inside:
-        t = num / den if den != 0 else (high if num * den >= 0 else low)
-        t = float(np.clip(t, low, high))
-        return t, t
-    return float(min(p[0] for p in inside)), float(max(p[1] for p in inside))
-
-
-@dataclass(frozen=True)
-class FiellerInterval:
-    """The interval rule of a ratio num / den of jointly normal estimates (Fieller's).
-
-    Examples
-    --------
-    >>> [round(x, 4) for x in FiellerInterval(5.0, 10.0, 1.0, 1.0, 0.0)(Z95, 0.0, 1.0)]
-    [0.2956, 0.7443]
-    """
-
-    num: float
-    den: float
-    var_num: float
-    var_den: float
-    cov: float
-
-    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
-        return fieller_interval(self.num, self.den, self.var_num, self.var_den, self.cov,
-                                z=z, low=low, high=high)
-
-
-@dataclass(frozen=True)
-class BoundInterval:
-    """The interval rule of a statistic known only to lie between two estimated bounds.
-
-    [lower - z sd_lower, upper + z sd_upper] within the feasible range
-    (conservative: it covers whenever both bounds' intervals do).
-
-    Examples
-    --------
-    >>> BoundInterval(0.2, 0.05, 0.6, 0.05)(2.0, 0.0, 1.0)
-    (0.1, 0.7)
-    """
-
-    lower: float
-    sd_lower: float
-    upper: float
-    sd_upper: float
-
-    def __call__(self, z: float, low: float, high: float) -> tuple[float, float]:
-        lo = float(np.clip(self.lower - z * self.sd_lower, low, high))
-        hi = float(np.clip(self.upper + z * self.sd_upper, low, high))
-        return round(lo, 12), round(hi, 12)
-
-
-def _num(x: float) -> str:
-    """A number for people: thousands separated, three significant digits below 100."""
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    if x == 0:
-        return "0"
-    if abs(x) >= 100:
-        return f"{x:,.0f}"
-    return f"{x:.3g}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,7 +91,11 @@ class Estimate:
     unresolved : str, optional
         Why the producer knows the release cannot resolve this statistic
         (e.g. a ratio's denominator is not significantly positive); forces
-        ``resolved`` False with this ``reason``.
+        ``resolved`` False with this ``reason``: one line for people,
+        saying what would resolve it (a larger epsilon, larger groups).
+    detail : str, optional
+        How the producer decided (a planner's costs and predictions), for
+        whoever wants it; never part of ``reason`` or ``str``.
 
     Attributes
     ----------
@@ -223,6 +139,7 @@ class Estimate:
     interval: Any = field(default=None, repr=False)
     trivial: float | None = 0.0
     unresolved: str | None = None
+    detail: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         lower, upper = self.feasible_range
@@ -254,22 +171,28 @@ class Estimate:
         unbiased estimate (``proper=False``) the normal interval is not
         clipped: an unbiased estimate of a small count can be negative and
         the interval says how far.  For a proper estimate it is clipped to
-        the feasible range and widened to the rounded value if needed; where
-        ``raw`` is not finite it is the whole feasible range.
+        the feasible range, each end on its own, but never narrower than the
+        data allow: where clipping leaves less than the half-width of the
+        unclipped interval, it reaches that far from the end of the range it
+        was clipped to (``[0, max(upper, half-width)]`` for an estimate
+        below 0), so an interval collapses to a point only when the std is 0.
+        It is widened to the rounded value if needed; where ``raw`` is not
+        finite it is the whole feasible range.
 
         Examples
         --------
         >>> Estimate(-3.0, 1.0, feasible_range=(0, 10)).ci(0.95)[0] < -3.0
         True
-        >>> project(Estimate(-3.0, 1.0), 0, 10, step=1).ci(0.95)
-        (0.0, 0.0)
+        >>> [round(x, 2) for x in project(Estimate(-3.0, 1.0), 0, 10, step=1).ci(0.95)]
+        [0.0, 1.96]
         """
         z = float(ndtri(0.5 + check_level(level) / 2))
         lower, upper = self.feasible_range
         v = np.asarray(self.value, dtype=float)
         if self.interval is not None:
-            lo, hi = self.interval(z, float(lower), float(upper))
-            lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+            lo, hi = (np.asarray(x, dtype=float) for x in self.interval(z, float(lower), float(upper)))
+            rlo, rhi = self.interval(z, -np.inf, np.inf)
+            half = np.asarray((rhi - rlo) / 2, dtype=float)
         else:
             c = np.asarray(self.raw, dtype=float)
             half = z * np.asarray(self.std, dtype=float)
@@ -280,11 +203,12 @@ class Estimate:
                 lo = np.where(bad, lower, np.clip(lo, lower, upper))
                 hi = np.where(bad, upper, np.clip(hi, lower, upper))
         if self.proper or self.interval is not None:
+            lo, hi = keep_width(lo, hi, half, lower, upper)
             finite = np.isfinite(v)
             lo = np.where(finite, np.fmin(lo, v), lo)
             hi = np.where(finite, np.fmax(hi, v), hi)
         if not self.is_batch:
-            return float(lo), float(hi)
+            return ConfidenceInterval(lo, hi)
         return lo, hi
 
     # ---- resolution -----------------------------------------------------------
@@ -299,11 +223,11 @@ class Estimate:
     def _reason(self, v: float, lo: float, hi: float) -> str | None:
         if self.unresolved is not None:
             return self.unresolved
-        band = f"95% interval [{_num(lo)}, {_num(hi)}]"
+        band = "95% interval [{}, {}]".format(*span_text(lo, hi))
         if not (math.isfinite(v) and math.isfinite(lo) and math.isfinite(hi)):
             return f"no finite error bar ({band})"
         if self.trivial is not None and lo <= self.trivial <= hi:
-            return f"{band} contains {_num(self.trivial)}"
+            return f"{band} contains {number_text(self.trivial)}"
         if (hi - lo) / 2 > RESOLVED_FRACTION * abs(v):
             return f"{band} is wider than the estimate (half-width over half the value)"
         return None
@@ -320,6 +244,33 @@ class Estimate:
         _, reasons = self._resolution()
         return reasons[0] if not self.is_batch else tuple(reasons)
 
+    # ---- a table ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as columns: ``value, std, ci_low, ci_high, resolved, reason``.
+
+        Scalars for a single estimate, lists for a batch (one entry per
+        answer), so ``pandas.DataFrame(batch.to_dict())`` is its table;
+        ``ci_low``/``ci_high`` are the 95% interval and ``std`` is NaN where
+        there is no error bar.
+
+        Examples
+        --------
+        >>> Estimate(917.0, 120.0, feasible_range=(0, 10_000)).to_dict()["resolved"]
+        True
+        """
+        from .tables import estimate_columns
+
+        return estimate_columns(self)
+
+    def to_frame(self) -> Any:
+        """The answer as a :class:`pandas.DataFrame`, one row per answer (columns of :meth:`to_dict`).
+
+        Needs pandas (``pip install pandas``).
+        """
+        from .tables import estimates_frame
+
+        return estimates_frame(self.to_dict(), one_row=not self.is_batch)
+
     # ---- display --------------------------------------------------------------
     def __str__(self) -> str:
         if self.is_batch:
@@ -328,7 +279,7 @@ class Estimate:
         reason = self.reason
         if reason is not None:
             return f"-- (unresolved: {reason})"
-        return f"{_num(self.value)} ± {_num(self.std)} (95% CI [{_num(lo)}, {_num(hi)}])"
+        return "{} ± {} (95% CI [{}, {}])".format(number_text(self.value), number_text(self.std), *span_text(lo, hi))
 
     def __repr__(self) -> str:
         if self.is_batch:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import estimate_columns, estimates_frame
 from ..core.estimate import Z95, Estimate, FiellerInterval, apply_proper
 from ..validation import Boolean, Integer, Optional, validate_params
 
@@ -90,16 +91,17 @@ def finish_ratio(num: float, den: float, var_num: float, var_den: float, cov: fl
     :func:`~dpgraph.core.apply_proper`, the value is the raw ratio clipped to
     [low, high] when den > 0, else the middle of [low, high]; the interval is Fieller's at the requested level (see
     :class:`~dpgraph.core.FiellerInterval`).  ``std`` is the half-width of
-    the 95% interval over 1.96 (an equivalent standard error, not exact).
-    Unresolved, whatever the interval, when den is not significantly positive.
+    the unclipped 95% interval over 1.96 (an equivalent standard error, not
+    exact).  Unresolved, whatever the interval, when den is not significantly
+    positive; ``std`` is then NaN (the interval is unbounded: no error bar).
     """
     var_num, var_den = max(float(var_num), 0.0), max(float(var_den), 0.0)
     rule = FiellerInterval(float(num), float(den), var_num, var_den, float(cov))
-    lo, hi = rule(Z95, low, high)
     raw = num / den if den > 0 else float("nan")
-    std = (hi - lo) / (2 * Z95)
     weak = None if den > Z95 * np.sqrt(var_den) else (
-        "the denominator of the ratio is not significantly positive")
+        "its denominator is not resolved at this epsilon: a larger epsilon would resolve it")
+    lo, hi = rule(Z95, -np.inf, np.inf)  # bounded exactly when the denominator is resolved
+    std = (hi - lo) / (2 * Z95) if weak is None and np.isfinite(hi - lo) else float("nan")
     est = Estimate(raw, std, exact_std=False, feasible_range=(low, high), raw=raw,
                    interval=rule, unresolved=weak)
     return apply_proper(est, proper)
@@ -111,8 +113,11 @@ class NodeEstimates:
     Iterating gives ``(node, estimate)`` pairs, so ``dict(R.degree())`` and
     ``for v, d in R.degree(nbunch)`` work as in networkx; ``est[v]`` is the
     :class:`~dpgraph.core.Estimate` of node v; ``v in est`` and ``len(est)``
-    as for a mapping; ``to_dict()`` gives ``{node: value}``; ``estimate`` is
-    the batch (arrays in ``nodes`` order) and ``numpy.asarray(est)`` its values.
+    as for a mapping; ``estimate`` is the batch (arrays in ``nodes`` order)
+    and ``numpy.asarray(est)`` its values.  As a table: ``to_frame()`` (pandas,
+    indexed by node) and ``to_dict()`` (``{column: {node: entry}}``, what
+    pandas' ``DataFrame.to_dict()`` gives) with the columns ``value, std,
+    ci_low, ci_high, resolved, reason``.
 
     Examples
     --------
@@ -121,7 +126,7 @@ class NodeEstimates:
     >>> d = R.degree()
     >>> [v for v, _ in d], 1 in d, len(d)
     ([0, 1, 2], True, 3)
-    >>> set(d.to_dict()) == {0, 1, 2}
+    >>> list(d.to_dict()["value"]) == [0, 1, 2]
     True
     """
 
@@ -153,9 +158,18 @@ class NodeEstimates:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.estimate.value, dtype=float if dtype is None else dtype)
 
-    def to_dict(self) -> dict:
-        """``{node: estimated value}``."""
-        return dict(zip(self.nodes, np.asarray(self.estimate.value).tolist()))
+    def to_dict(self) -> dict[str, dict]:
+        """``{column: {node: entry}}`` for the columns ``value, std, ci_low, ci_high, resolved, reason``.
+
+        ``pandas.DataFrame(est.to_dict())`` is :meth:`to_frame`; the values
+        alone are ``dict(zip(est.nodes, numpy.asarray(est)))``.
+        """
+        return {c: dict(zip(self.nodes, col)) for c, col in estimate_columns(self.estimate).items()}
+
+    def to_frame(self) -> Any:
+        """A :class:`pandas.DataFrame` indexed by node (``node``), columns of :meth:`to_dict`."""
+        return estimates_frame(estimate_columns(self.estimate), index=self.nodes,
+                               index_name="node")
 
     def __repr__(self) -> str:  # a summary, never the values
         return f"NodeEstimates({len(self)} nodes)"

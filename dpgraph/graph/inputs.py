@@ -86,8 +86,10 @@ GraphInput = Union[
 ]
 
 _DROPPED = ("the input's edge attributes ({what}) are dropped: a graph release publishes only "
-            "the presence of each vertex pair. To release edge values too, make a typed release "
-            "(dpgraph.release(..., edge_attr=...) or values=)")
+            "the presence of each vertex pair. To release edge values too, make a typed release: "
+            "dpgraph.release(G, epsilon, nodes=..., edge_attr=NAME, values=[...]), NAME an edge "
+            "attribute of a networkx graph or a column of a DataFrame (read a file with "
+            "pandas.read_csv first)")
 
 
 @dataclass(frozen=True)

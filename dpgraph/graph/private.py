@@ -33,7 +33,7 @@ from .io import IOMixin
 from .kinds import ANALYTIC_NEEDS, ReleaseKind, declare_needs, kind_of
 from .typed import balance, estimators, reciprocity  # noqa: F401  typed analytics register too
 from .typed.encoding import TieValues
-from .views import DegreeAttribute, NodeView
+from .views import DegreeAttribute, NetworkxRefusals, NodeView
 
 if TYPE_CHECKING:  # the bound analytics as type checkers see them (bind_analytics makes them)
     from .analytics import community as _community
@@ -59,7 +59,7 @@ def _declared(cls: type) -> type:
 
 @_declared
 @bind_analytics
-class PrivateGraph(CertifiedRelease, IOMixin):
+class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
     """An eps-edge-DP synthetic graph with debiased, error-barred estimators.
 
     Built by :func:`dpgraph.release`; holds only the released pairs and public

@@ -1,6 +1,8 @@
 """networkx's views on a release: ``R.nodes`` and ``R.degree``.
 
-A release speaks networkx where the meaning is the same.  ``R.nodes`` is the
+A release speaks networkx where the meaning is the same, and refuses the rest
+(:class:`NetworkxRefusals`: ``R.edges``, ``R.has_edge``, ``R.neighbors``, the
+adjacency networkx functions walk) with a message naming what to use.  ``R.nodes`` is the
 public vertex set, indexed by label as networkx's ``G.nodes`` is;
 ``R.degree`` is callable (``R.degree(nbunch)``), subscriptable
 (``R.degree[v]``) and iterable (``(node, estimate)`` pairs) like networkx's
@@ -17,7 +19,7 @@ from typing import Any
 
 from .encoding import NodeIndex
 
-__all__ = ["DegreeAttribute", "DegreeView", "NodeView"]
+__all__ = ["DegreeAttribute", "DegreeView", "NetworkxRefusals", "NodeView", "NotAGraphError"]
 
 #: the attributes of every node of a release: none (only the vertex set is public)
 _NO_ATTRIBUTES: Mapping = MappingProxyType({})
@@ -108,7 +110,9 @@ class DegreeView:
     ``proper=``); ``R.degree[v]`` is ``R.degree(v)`` (KeyError naming v
     when it is not a node); iterating gives ``(node, estimate)`` pairs of
     every node, as ``for v, d in G.degree`` does; ``len(R.degree)`` is the
-    number of nodes and ``v in R.degree`` whether v is one.  Each estimate
+    number of nodes and ``v in R.degree`` whether v is one; ``to_frame()``
+    and ``to_dict()`` are every node's as a table (value, std, ci_low,
+    ci_high, resolved, reason).  Each estimate
     is an :class:`~dpgraph.core.Estimate` (a number with an error bar).
 
     Examples
@@ -149,6 +153,14 @@ class DegreeView:
     def __contains__(self, v: Any) -> bool:
         return v in self._release.node_index
 
+    def to_dict(self) -> dict:
+        """Every node's degree estimate as columns (``R.degree().to_dict()``)."""
+        return self._func(self._release).to_dict()
+
+    def to_frame(self) -> Any:
+        """Every node's degree estimate as a pandas DataFrame (``R.degree().to_frame()``)."""
+        return self._func(self._release).to_frame()
+
     def __repr__(self) -> str:  # a summary, never the values
         return f"DegreeView({len(self)} nodes)"
 
@@ -169,3 +181,87 @@ class DegreeAttribute:
         if release is None:
             return self._method
         return DegreeView(release, self._method)
+
+
+class NotAGraphError(AttributeError):
+    """A networkx name a release does not have: the message says what to use instead.
+
+    An AttributeError, so ``hasattr(R, "edges")`` is False and code that
+    tells graphs apart by their attributes does not take a release for one;
+    read directly (``R.edges``) or by a networkx function (``nx.cut_size(R,
+    S)``) it says why and what answers the question.
+    """
+
+
+_WHY = ("a release does not know the graph's edges: each vertex pair was flipped at random, so "
+        "the released edges are mostly noise and a networkx function run on them would read "
+        "noise as the graph. ")
+_RAW = "R.to_networkx() is the raw released graph, for a networkx function run knowingly on noise"
+
+
+class _Refused:
+    """A networkx attribute of a graph that a release refuses (:class:`NotAGraphError`)."""
+
+    def __init__(self, instead: str) -> None:
+        self.instead = instead
+        self.__doc__ = f"Refused (:class:`NotAGraphError`): use {instead}."
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, release: Any, owner: type | None = None) -> Any:
+        if release is None:
+            return self
+        raise NotAGraphError(f"R.{self.name} is not defined: {_WHY}Use {self.instead}; {_RAW}")
+
+
+_CUT = "R.cut(S, T) for the edges between two node sets (nx.cut_size), R.number_of_edges()"
+_PAIR = ("R.cut([u], [v]) for one pair's estimate (mostly noise: a release cannot tell whether "
+         "one pair is an edge)")
+_NEAR = "R.degree(v) for a node's debiased degree (its neighbours are not known)"
+_ANY = ("R.nodes for the public vertex set and the release's estimators (R.cut, R.degree, "
+        "R.triangles, R.local_clustering, R.communities)")
+_SUB = "R.cut and R.degree on the nodes of interest"
+
+
+class NetworkxRefusals:
+    """networkx's edge-level names on a release, each refused with what to use instead.
+
+    ``R.edges``, ``R.has_edge``, ``R.neighbors``, ``R.adj`` and the rest
+    would hand out the released edges as if they were the graph's.  Each
+    raises :class:`NotAGraphError` naming the release's estimator for the
+    question (``R.cut`` for ``nx.cut_size``, ``R.degree`` for the
+    neighbours) and :meth:`~dpgraph.PrivateGraph.to_networkx` for the raw
+    released graph; a networkx function given a release
+    (``nx.cut_size(R, S)``, ``nx.clustering(R)``) stops at the first of
+    them it reads.
+
+    Examples
+    --------
+    >>> import networkx as nx, dpgraph
+    >>> R = dpgraph.release(nx.path_graph(4), epsilon=1.0, seed=0)
+    >>> hasattr(R, "edges")
+    False
+    >>> try:
+    ...     nx.cut_size(R, [0, 1])
+    ... except AttributeError as e:
+    ...     print(str(e)[:59])
+    R.is_multigraph is not defined: a release does not know the
+    """
+
+    edges = _Refused(_CUT)
+    out_edges = _Refused(_CUT)
+    in_edges = _Refused(_CUT)
+    size = _Refused(_CUT)
+    has_edge = _Refused(_PAIR)
+    get_edge_data = _Refused(_PAIR)
+    neighbors = _Refused(_NEAR)
+    successors = _Refused(_NEAR)
+    predecessors = _Refused(_NEAR)
+    adj = _Refused(_NEAR)
+    succ = _Refused(_NEAR)
+    pred = _Refused(_NEAR)
+    nbunch_iter = _Refused(_ANY)
+    is_multigraph = _Refused(_ANY)
+    subgraph = _Refused(_SUB)
+    edge_subgraph = _Refused(_SUB)

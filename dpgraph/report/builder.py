@@ -80,8 +80,35 @@ def _timed(progress: Callable[..., None], timings: list, label: str, fn: Callabl
 
 
 def _skip(skipped: dict, what: str, exc: BaseException) -> None:
-    """Record that ``what`` was not computed; one message is shown once for all it stopped."""
-    skipped.setdefault(str(exc) or type(exc).__name__, []).append(what)
+    """Record that ``what`` was not computed; one message is shown once for all it stopped.
+
+    The page says why in a line for people (:func:`_why_not`); the exception's
+    own text, written for whoever holds the code, goes behind it (a details
+    element).
+    """
+    skipped.setdefault((_why_not(exc), str(exc) or type(exc).__name__), []).append(what)
+
+
+def _why_not(exc: BaseException) -> str:
+    """Why a statistic is not on the page, for its reader: what would compute it.
+
+    Examples
+    --------
+    >>> _why_not(MemoryError("Unable to allocate 9.1 GiB"))
+    'it needs more memory than this machine has free: a machine with more memory would compute it'
+    """
+    if type(exc).__name__ == "CostLimitError":
+        return ("it would take longer than the time limit this page was given: dpgraph report "
+                "--max-seconds with a larger limit (or none) computes it")
+    if isinstance(exc, MemoryError):
+        return "it needs more memory than this machine has free: a machine with more memory would compute it"
+    return "this release cannot answer it"
+
+
+def _std_text(est: Any) -> str:
+    """An estimate's std for people: "--" where it has none (no error bar), never a placeholder."""
+    std = float(est.std)
+    return _fmt(std) if math.isfinite(std) else "--"
 
 
 def _statistics(R: Any, progress: Callable, timings: list, skipped: dict,
@@ -144,7 +171,7 @@ def _statistics(R: Any, progress: Callable, timings: list, skipped: dict,
             "name": key, "what": what,
             # an unresolved value is never shown as a bare number
             "value": _shown(est),
-            "std": _fmt(est.std),
+            "std": _std_text(est), "detail": getattr(est, "detail", None),
             "ci": f"[{_fmt(lo)}, {_fmt(hi)}]" if math.isfinite(lo) else "no error bar",
             "range": "[{}, {}]".format(*map(_fmt, est.feasible_range)),
             "exact": bool(est.exact_std), "resolved": resolved, "reason": est.reason,
@@ -229,8 +256,10 @@ def _community_section(R: Any, progress: Callable, timings: list, skipped: dict)
         "modularity": _shown(q), "modularity_resolved": bool(q.resolved),
         "modularity_ci": f"[{_fmt(lo)}, {_fmt(hi)}]",
         "noise_edge": _fmt(comm.noise_edge),
-        "reason": plan.reason if (plan := getattr(comm, "plan", None)) is not None
+        "reason": "no community structure can rise above the noise at this epsilon: a larger "
+        "epsilon would resolve it" if (plan := getattr(comm, "plan", None)) is not None
         and plan.mode == "unresolvable" else "",
+        "detail": plan.reason if plan is not None and plan.mode == "unresolvable" else "",
         "holdout": float(getattr(comm, "holdout", 0.0) or 0.0) > 0,
         "svg": figures.eigen_figure(comm.eigenvalues, comm.noise_edge)
         if np.size(comm.eigenvalues) and math.isfinite(float(comm.noise_edge)) else "",
@@ -324,7 +353,7 @@ def _context(R: Any, title: str, progress: Callable[[str], None] | None,
         "epsilon": _fmt(eps), "flip": f"{p:.6g}", "flip_one_in": _fmt(1.0 / p) if p > 0 else "n/a",
         "realized": f"{float(R.realized_epsilon):.12g}",
         "odds": _fmt(odds), "posterior": f"{100 * odds / (1 + odds):.1f}",
-        "keep": float(R.keep),
+        "keep": float(R.keep), "keep_text": f"{float(R.keep):.3g}",
         "subsample_cost": _subsample_cost(R),
         "statistics": stats,
         "unresolved": [r["name"] for r in stats if r.get("resolved") is False],
@@ -343,8 +372,8 @@ def _context(R: Any, title: str, progress: Callable[[str], None] | None,
     }
     ctx["planner_svg"] = _timed(progress, timings, "planner figure",
                                 lambda: figures.planner_figure(public_plan))
-    ctx["not_computed"] = [{"what": ", ".join(names), "message": message}
-                           for message, names in skipped.items()]
+    ctx["not_computed"] = [{"what": ", ".join(names), "message": why, "detail": detail}
+                           for (why, detail), names in skipped.items()]
     ctx["timings"] = [(label, f"{dt:.1f}") for label, dt in timings]
     ctx["total_seconds"] = f"{time.perf_counter() - t0:.1f}"
     return ctx

@@ -89,8 +89,11 @@ class Communities:
         2 sqrt(n s^2), s^2 the mean entry variance of the finding part
         (noise of the channel plus that of a random graph of the estimated
         density): eigenvalues above it carry structure.
-    k : int
-        Number of eigenvalues above the edge (times 1 + margin).
+    n_above_edge : int
+        Number of eigenvalues above the noise edge (times 1 + margin), at
+        most ``max_communities``: 0 or 1 when no structure clears the noise.
+    n_communities : int
+        Number of communities in ``partition`` (1 for the trivial one).
     holdout : float
         Fraction of the vertex pairs held out to score the partition.
     method : str
@@ -112,12 +115,17 @@ class Communities:
     resolvable: bool
     eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0))
     noise_edge: float = float("nan")
-    k: int = 0
+    n_above_edge: int = 0
     holdout: float = 0.0
     method: str = "auto"
     chosen: str = ""
     selection: dict = field(default_factory=dict)
     plan: CommunityPlan | None = None
+
+    @property
+    def n_communities(self) -> int:
+        """Number of communities in ``partition`` (1 for the trivial partition)."""
+        return len(self.partition)
 
     def labels(self, nodes: Iterable[Hashable] | None = None) -> np.ndarray:
         """Community index (order of ``partition``) of each node in ``nodes``.
@@ -379,7 +387,7 @@ def _detect(R: Any, plan: CommunityPlan, split: PairSplit, bar: StageProgress, *
     vals, vecs = eigen_above(op, thr, max_communities, key)
     bar.done("spectrum")
     q = int(min(np.sum(vals > thr), max_communities))
-    result = dict(eigenvalues=np.asarray(vals), noise_edge=edge, k=q, holdout=holdout,
+    result = dict(eigenvalues=np.asarray(vals), noise_edge=edge, n_above_edge=q, holdout=holdout,
                   method=method, plan=plan)
     if q < 2:
         return Communities(trivial, zero, False, chosen="", **result)

@@ -27,6 +27,7 @@ from ..degree_channel import (
 )
 from ..protocol import Release
 from ._shared import _has_node, _observed_degrees
+from .cut_queries import cut
 
 __all__ = ["degree", "density", "density_between", "number_of_edges", "volume"]
 
@@ -146,11 +147,16 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     [1, 2]
     """
     check_release(R)
-    est, view = node_view(R, proper) or (_degree_estimate(R, proper), NodeEstimates)
+    fused = node_view(R, proper)  # a composed release: pairs and noisy degrees, fused
+    if fused is None and nbunch is not None and _has_node(R, nbunch) \
+            and getattr(R, "tie_values", None) is None:
+        # one node: its own row, not every node's (the same estimate as R.degree()[v])
+        return cut(R, [nbunch], None, proper=proper)
+    est, view = fused or (_degree_estimate(R, proper), NodeEstimates)
     nodes = R.node_index.nodes  # by position
     if nbunch is None:
         return view(nodes, est)
-    if _has_node(R, nbunch):
+    if _has_node(R, nbunch):  # a typed or composed release: from every node's estimates
         return view(nodes, est)[nbunch]
     if isinstance(nbunch, (str, bytes)) or not isinstance(nbunch, Iterable):
         raise ValueError(f"nbunch: node {nbunch!r} is not in the release; pass a node of "

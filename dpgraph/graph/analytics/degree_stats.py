@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.estimate import Z95, BoundInterval, Estimate, apply_proper
+from ...core.estimate import BoundInterval, Estimate, apply_proper
 from ...core.estimators import Channel
 from ...validation import Integer, Interval, Optional, Options, validate_params
 from .. import _memory
@@ -71,8 +71,8 @@ def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
     r = (B/m - mu^2) / (d3 / 2m - mu^2), mu = d2 / 2m, with the unbiased
     moments of :func:`degree_moments`: a consistent ratio estimator, not
     unbiased.  **No error bar**: its sampling spread has no closed form here,
-    so ``ci()`` is the whole feasible range [-1, 1], ``std`` the matching
-    equivalent (1 / 1.96) and ``resolved`` is False; the value is a point
+    so ``ci()`` is the whole feasible range [-1, 1], ``std`` is NaN (no
+    error bar to state) and ``resolved`` is False; the value is a point
     estimate only (docs/analytics.md tabulates its error over releases).
 
     Parameters
@@ -103,7 +103,7 @@ def degree_assortativity(R: Release, proper: bool = True) -> Estimate:
         den = mo["d3"] / (2 * m) - mu * mu
         raw = num / den if den > 0 else float("nan")
     # no error bar: the interval is the whole feasible range and the estimate is unresolved
-    est = Estimate(raw, 2.0 / (2 * Z95), exact_std=False, feasible_range=(-1.0, 1.0),
+    est = Estimate(raw, float("nan"), exact_std=False, feasible_range=(-1.0, 1.0),
                    interval=BoundInterval(-1.0, 0.0, 1.0, 0.0),
                    unresolved="assortativity has no error bar here (its interval is [-1, 1])")
     return apply_proper(est, proper)  # an undefined ratio: the middle of [-1, 1], 0

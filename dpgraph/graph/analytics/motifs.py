@@ -118,10 +118,10 @@ def _at_once(lo: float, hi: float, low: float, high: float, proper: bool, plan: 
              reason: str | None = None) -> PlannedEstimate:
     """Unresolved, known only to lie in [lo, hi]: the midpoint, that interval at every level."""
     mid = 0.5 * (lo + hi)
-    return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(low, high), exact_std=False,
+    return PlannedEstimate(mid, float("nan"), feasible_range=(low, high), exact_std=False,
                            proper=proper, raw=mid,
                            interval=BoundInterval(lo, 0.0, hi, 0.0),
-                           unresolved=reason or plan.reason, plan=plan)
+                           unresolved=plan.summary, detail=reason or plan.reason, plan=plan)
 
 
 def _with_seed(plan: TrianglePlan, st: TriangleStatistics) -> TrianglePlan:
@@ -588,6 +588,6 @@ def average_clustering(R: Release, proper: bool = True, progress: bool | None = 
         counter.release_inputs()
     rule = LevelSets(cache["clustering"])
     lo, hi = rule(Z95, 0.0, 1.0)
-    mid = 0.5 * (lo + hi)  # of a set the statistic is only known to lie in, the minimax point
-    return PlannedEstimate(mid, (hi - lo) / (2 * Z95), feasible_range=(0.0, 1.0), exact_std=False,
+    mid, sd = 0.5 * (lo + hi), (hi - lo) / (2 * Z95) if hi - lo < 1 else np.nan  # [0, 1]: none
+    return PlannedEstimate(mid, sd, feasible_range=(0.0, 1.0), exact_std=False,
                            proper=proper, raw=mid, interval=rule, plan=plan)

@@ -243,6 +243,18 @@ class TrianglePlan:
     reason: str
 
     @property
+    def summary(self) -> str:
+        """One line for people on why the answer came unresolved, and what would resolve it.
+
+        ``reason`` keeps the planner's costs and predictions.
+        """
+        if self.std_full > self.plausible_max:
+            return ("the noise at this epsilon is larger than any count this graph could have: "
+                    "a larger epsilon would resolve it")
+        return ("counting every row needs more time or memory than the limits given: a larger "
+                "max_seconds or max_memory would resolve it")
+
+    @property
     def smallest_resolvable(self) -> float:
         """The smallest triangle count the full computation could resolve: 2 x 1.96 ``std_full``."""
         return 2 * Z95 * self.std_full

@@ -8,7 +8,7 @@ from collections.abc import Hashable, Sequence
 from numbers import Real
 from typing import Any, NamedTuple
 
-from networkx import Graph
+from networkx import DiGraph, Graph
 
 from ...core.estimators import Channel
 from ...core.probabilities import RRProbabilities
@@ -16,7 +16,7 @@ from ...core.transaction import ReleaseTransaction
 from ...exceptions import DroppedAttributesWarning
 from .._memory import DENSE_RELEASE_ADVICE, SPARSE_RELEASE_ADVICE, check_fits
 from ..encoding import NodeIndex
-from ..inputs import public_n, read_input
+from ..inputs import _frame_columns, _is_dataframe, _warn_dropped, public_n, read_input, vertex_set
 from .adjacency import TypedAdjacency
 from .encoding import TieValues, encode_typed, has_other_attributes, tie_values
 from .sampler import release_typed, typed_release_bytes
@@ -64,9 +64,13 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
         raise ValueError("max_edges= (the constant-time mode) is for untyped releases; a typed "
                          "release's time grows with its ties like the binary release's does")
     ties = tie_values(edge_attr, values, bins)
+    if _is_dataframe(G):  # the same tables as an untyped release, with a value column
+        G = _table_graph(G, edge_attr, nodes, directed)
     if not isinstance(G, Graph):
-        raise TypeError("edge_attr= needs a networkx Graph or DiGraph whose edges carry the "
-                        f"attribute, got {type(G).__name__}")
+        raise TypeError("edge_attr= names the value of each edge: pass a networkx Graph or "
+                        "DiGraph whose edges carry that attribute, or a DataFrame (pandas, "
+                        f"polars) or pyarrow Table with a column of that name; got "
+                        f"{type(G).__name__}")
     tx = ReleaseTransaction(epsilon, K=ties.K, seed=seed, ledger=ledger)
     n = public_n(G, nodes)
     sub = None
@@ -103,6 +107,34 @@ def _check_typed_fits(rr: RRProbabilities, n: int, directed: bool, K: int, spars
                f"a sparse typed release of {n:,} nodes at keep={sub.keep:.3g}",
                SPARSE_RELEASE_ADVICE)
     return sub
+
+
+def _table_graph(df: Any, edge_attr: Any, nodes: Any, directed: bool) -> Graph:
+    """A table of edges with the column ``edge_attr``, as the networkx graph the typed encoder reads.
+
+    The edge ends are the columns ``source`` and ``target`` when the table has
+    both, else its first two columns besides ``edge_attr``; other columns are
+    dropped with a :class:`~dpgraph.exceptions.DroppedAttributesWarning`.  A
+    pair listed twice keeps its last value.  ``nodes=`` is required, as for
+    an untyped table: the vertex set is never read off the edges.
+    """
+    vertex_set(nodes, "a table of edges")  # refuses nodes=None, before reading the table
+    names, column = _frame_columns(df)
+    name = str(edge_attr)
+    if name not in names:
+        raise ValueError(f"edge_attr={edge_attr!r} names no column of the table; its columns "
+                         f"are {names}")
+    rest = [c for c in names if c != name]
+    ends = ["source", "target"] if {"source", "target"} <= set(rest) else rest[:2]
+    if len(ends) < 2:
+        raise ValueError(f"a table of edges needs two columns for the edge ends besides "
+                         f"edge_attr={edge_attr!r}; got {names}")
+    if len(names) > 3:
+        _warn_dropped(f"columns other than the edge ends and {edge_attr!r}")
+    u, v, x = column(ends[0]), column(ends[1]), column(name)
+    H = DiGraph() if directed else Graph()
+    H.add_edges_from((a, b, {edge_attr: w}) for a, b, w in zip(u.tolist(), v.tolist(), x.tolist()))
+    return H
 
 
 def _warn_other_attributes(edge_attr: Any) -> None:
