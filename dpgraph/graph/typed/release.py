@@ -16,7 +16,8 @@ from ...core.transaction import ReleaseTransaction
 from ...exceptions import DroppedAttributesWarning
 from .._memory import DENSE_RELEASE_ADVICE, SPARSE_RELEASE_ADVICE, check_fits
 from ..encoding import NodeIndex
-from ..inputs import _frame_columns, _is_dataframe, _warn_dropped, public_n, read_input, vertex_set
+from ..inputs import _warn_dropped, public_n, read_input, vertex_set
+from ..tables import frame_columns, is_dataframe
 from .adjacency import TypedAdjacency
 from .encoding import TieValues, encode_typed, has_other_attributes, tie_values
 from .sampler import release_typed, typed_release_bytes
@@ -64,7 +65,7 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
         raise ValueError("max_edges= (the constant-time mode) is for untyped releases; a typed "
                          "release's time grows with its ties like the binary release's does")
     ties = tie_values(edge_attr, values, bins)
-    if _is_dataframe(G):  # the same tables as an untyped release, with a value column
+    if is_dataframe(G):  # the same tables as an untyped release, with a value column
         G = _table_graph(G, edge_attr, nodes, directed)
     if not isinstance(G, Graph):
         raise TypeError("edge_attr= names the value of each edge: pass a networkx Graph or "
@@ -119,7 +120,7 @@ def _table_graph(df: Any, edge_attr: Any, nodes: Any, directed: bool) -> Graph:
     an untyped table: the vertex set is never read off the edges.
     """
     vertex_set(nodes, "a table of edges")  # refuses nodes=None, before reading the table
-    names, column = _frame_columns(df)
+    names, column = frame_columns(df)
     name = str(edge_attr)
     if name not in names:
         raise ValueError(f"edge_attr={edge_attr!r} names no column of the table; its columns "
