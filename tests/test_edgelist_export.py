@@ -33,9 +33,21 @@ def _graphs():
     yield "directed", nx.gnp_random_graph(200, 0.05, seed=2, directed=True)
 
 
+@pytest.fixture(params=["compiled", "numpy"])
+def formatter(request, monkeypatch):
+    """The compiled loops for every block however small, or numpy's path throughout."""
+    if request.param == "compiled":
+        monkeypatch.setattr(convert, "_COMPILED_LINES", 1)
+        monkeypatch.setattr(convert, "_COMPILED_BITS", 1)
+    else:
+        monkeypatch.setattr(convert, "_text_kernel", lambda: None)
+        monkeypatch.setattr(convert, "_edge_kernel", lambda: None)
+    return request.param
+
+
 @pytest.mark.parametrize("delimiter", [" ", "\t", " ;; "])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_bytes_identical_to_line_by_line(tmp_path, delimiter, sparse):
+def test_bytes_identical_to_line_by_line(tmp_path, delimiter, sparse, formatter):
     for name, G in _graphs():
         if name == "tuple" and delimiter != "\t":
             continue
@@ -58,6 +70,7 @@ def test_other_paths_same_bytes(monkeypatch, path):
     cols = rng.integers(0, len(labels), 20_000)
     want = "".join(f"{labels[i]}|{labels[j]}\n" for i, j in zip(rows.tolist(), cols.tolist())).encode()
     fast = io.BytesIO()
+    monkeypatch.setattr(convert, "_COMPILED_LINES", 1)
     write_edge_lines(fast, labels, [(rows[:7_000], cols[:7_000]), (rows[7_000:], cols[7_000:])], "|")
     if path == "numpy":
         monkeypatch.setattr(convert, "_text_kernel", lambda: None)
@@ -72,6 +85,7 @@ def test_other_paths_same_bytes(monkeypatch, path):
 def test_packed_edge_blocks_numpy_path_same_pairs(monkeypatch):
     """The set bits of a dense release listed by the compiled loop and by numpy: the same pairs."""
     R = dpgraph.release(nx.gnp_random_graph(700, 0.02, seed=5), epsilon=1.0, seed=6)
+    monkeypatch.setattr(convert, "_COMPILED_BITS", 1)
     fast = [np.concatenate(x) for x in zip(*edge_blocks(R.adjacency, block_pairs=50_000))]
     monkeypatch.setattr(convert, "_edge_kernel", lambda: None)
     slow = [np.concatenate(x) for x in zip(*edge_blocks(R.adjacency, block_pairs=50_000))]

@@ -22,8 +22,9 @@ Edge-list text
 
 :func:`write_edge_lines` formats a block of edges at a time, never a Python
 string per line.  With numba, a compiled loop copies each line's label bytes
-(one pool of UTF-8 bytes, offsets by node) into the block's buffer.  Without
-it, numpy: every label's UTF-8 bytes sit in a row of a table
+(one pool of UTF-8 bytes, offsets by node) into the block's buffer (blocks of
+2^18 lines or more: below, loading the compiled code costs more than it
+saves).  Otherwise numpy: every label's UTF-8 bytes sit in a row of a table
 padded to whole 64-bit words past the longest label (gathers of words are
 several times faster than of odd-sized items), a block's lines are laid out
 as fixed-width records of words (row label, delimiter, column label,
@@ -114,7 +115,8 @@ def edge_blocks(adjacency: Any, block_pairs: int | None = None) -> Iterator[tupl
         return
     words = getattr(adjacency, "words", None)
     b = max(1, block_pairs // max(n, 1))
-    kernel = _edge_kernel() if isinstance(words, np.ndarray) and words.ndim == 2 else None
+    packed = isinstance(words, np.ndarray) and words.ndim == 2
+    kernel = _edge_kernel() if packed and words.size * 64 >= _COMPILED_BITS else None
     if kernel is not None:  # packed rows: list their set bits, never unpack the zeros
         for i0 in range(0, n, b):
             w = words[i0 : i0 + b]
@@ -129,20 +131,42 @@ def edge_blocks(adjacency: Any, block_pairs: int | None = None) -> Iterator[tupl
         yield rows + i0, flat - rows * n
 
 
-def _edge_kernel() -> Any:
-    """The compiled set-bit lister of :mod:`._edgekernel`, or None (numba off: numpy's path)."""
-    from .._numba import load_kernels
+_KERNELS: dict[str, Any] = {}
+#: a packed release of at least this many bits is listed by the compiled loop (see _COMPILED_LINES)
+_COMPILED_BITS = 1 << 26
 
-    kernels = load_kernels("dpgraph.graph._edgekernel", ("packed_edges",))
-    return None if kernels is None else kernels[0]
+
+def _kernel(name: str, warm: Any) -> Any:
+    """The compiled ``name`` of :mod:`._edgekernel`, or None (numba off or failing: numpy's path).
+
+    Called once on a tiny input first: numba loads its cached machine code at
+    the first call, which can fail where the import did not (e.g. under an
+    address-space limit); any failure means numpy's path, for the process.
+    """
+    if name not in _KERNELS:
+        from .._numba import load_kernels
+
+        kernels = load_kernels("dpgraph.graph._edgekernel", (name,))
+        fn = None if kernels is None else kernels[0]
+        if fn is not None:
+            try:
+                warm(fn)
+            except Exception:  # any failure of the compiled path: use numpy's
+                fn = None
+        _KERNELS[name] = fn
+    return _KERNELS[name]
+
+
+def _edge_kernel() -> Any:
+    """The compiled set-bit lister of :mod:`._edgekernel`, or None."""
+    one = np.ones((1, 1), dtype=np.uint64)
+    return _kernel("packed_edges", lambda f: f(one, 0, 1, np.empty(1, np.int64), np.empty(1, np.int64)))
 
 
 def _text_kernel() -> Any:
-    """The compiled line formatter of :mod:`._edgekernel`, or None (numba off: numpy's path)."""
-    from .._numba import load_kernels
-
-    kernels = load_kernels("dpgraph.graph._edgekernel", ("format_lines",))
-    return None if kernels is None else kernels[0]
+    """The compiled line formatter of :mod:`._edgekernel`, or None."""
+    b, i = np.zeros(2, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    return _kernel("format_lines", lambda f: f(b, i, i, i, i, b[:1], np.empty(8, dtype=np.uint8)))
 
 
 def _block_temporaries(n: int, m: int, directed: bool) -> int:
@@ -313,6 +337,9 @@ def blocks_to_networkx(nodes: Sequence, blocks: Iterable[tuple[np.ndarray, np.nd
 _TEXT_BLOCK = 1 << 24
 #: the label table (n x longest label) is built only below this size or 4x the labels' own bytes
 _TABLE_CAP = 1 << 27
+#: a block of at least this many lines is formatted by the compiled loop (numba's first call loads
+#: its machine code, about a second: numpy formats a smaller block in less)
+_COMPILED_LINES = 1 << 18
 
 
 def _format_lines(labels: Sequence[str], delimiter: str, blocks: Iterable[tuple[np.ndarray, np.ndarray]],
@@ -322,51 +349,63 @@ def _format_lines(labels: Sequence[str], delimiter: str, blocks: Iterable[tuple[
     n = len(enc)
     lens = np.fromiter(map(len, enc), dtype=np.int64, count=n)
     W = max(1, int(lens.max(initial=0)))
-    if n * W > max(_TABLE_CAP, 4 * int(lens.sum())):  # a few very long labels: line by line
-        for rows, cols in blocks:
-            for a in range(0, rows.size, 1 << 16):
-                yield "".join(f"{labels[i]}{delimiter}{labels[j]}\n" for i, j in
-                              zip(rows[a : a + (1 << 16)].tolist(), cols[a : a + (1 << 16)].tolist())
-                              ).encode("utf-8")
-        return
     flat = np.frombuffer(b"".join(enc), dtype=np.uint8)
     starts = np.cumsum(lens) - lens
     d = delimiter.encode("utf-8")
-    kernel = _text_kernel()
-    if kernel is not None:  # compiled: each line's bytes copied straight into the block's buffer
-        delim = np.frombuffer(d, dtype=np.uint8)
-        per = max(1, _TEXT_BLOCK // (2 * W + len(d) + 1))
-        for rows, cols in blocks:
+    words = None  # numpy's layout, built when a first block is formatted by numpy
+    for rows, cols in blocks:
+        kernel = _text_kernel() if rows.size >= _COMPILED_LINES else None
+        if kernel is not None:  # compiled: each line's bytes copied straight into the block's buffer
+            delim = np.frombuffer(d, dtype=np.uint8)
+            per = max(1, _TEXT_BLOCK // (2 * W + len(d) + 1))
             for a in range(0, rows.size, per):
                 r, c = rows[a : a + per], cols[a : a + per]
                 out = np.empty(int(lens[r].sum() + lens[c].sum()) + r.size * (len(d) + 1), dtype=np.uint8)
                 kernel(flat, starts, lens, r, c, delim, out)
                 yield out
-        return
+            continue
+        if n * W > max(_TABLE_CAP, 4 * int(lens.sum())):  # a few very long labels: line by line
+            for a in range(0, rows.size, 1 << 16):
+                yield "".join(f"{labels[i]}{delimiter}{labels[j]}\n" for i, j in
+                              zip(rows[a : a + (1 << 16)].tolist(), cols[a : a + (1 << 16)].tolist())
+                              ).encode("utf-8")
+            continue
+        if words is None:
+            words = _word_layout(flat, starts, lens, W, d)
+        yield from _numpy_lines(rows, cols, *words)
+
+
+def _word_layout(flat: np.ndarray, starts: np.ndarray, lens: np.ndarray, W: int, d: bytes) -> tuple:
+    """numpy's layout of the labels: (text, mask, tail, tail mask, Q, E) in 64-bit words."""
+    n = lens.size
     Q = -(-W // 8)  # a label's words
     table = np.zeros((n, 8 * Q), dtype=np.uint8)
     table[np.repeat(np.arange(n), lens), np.arange(flat.size) - np.repeat(starts, lens)] = flat
     shown = (np.arange(8 * Q) < lens[:, None]).view(np.uint8)
-    text, mask = table.view(np.uint64), shown.view(np.uint64)  # (n, Q): gathers of whole words
     E = -(-len(d) // 8)
     tail = np.zeros(8 * (E + 1), dtype=np.uint8)  # the delimiter's words, then the newline's
     tail[: len(d)], tail[8 * E] = np.frombuffer(d, dtype=np.uint8), 10
     tail_shown = np.zeros(8 * (E + 1), dtype=np.uint8)
     tail_shown[: len(d)], tail_shown[8 * E] = 1, 1
-    tail, tail_shown = tail.view(np.uint64), tail_shown.view(np.uint64)
-    width = 2 * Q + E + 1  # words of a record: u, delimiter, v, newline
+    return (table.view(np.uint64), shown.view(np.uint64), tail.view(np.uint64),
+            tail_shown.view(np.uint64), Q, E)
+
+
+def _numpy_lines(rows: np.ndarray, cols: np.ndarray, text: np.ndarray, mask: np.ndarray,
+                 tail: np.ndarray, tail_shown: np.ndarray, Q: int, E: int) -> Iterator[np.ndarray]:
+    """The lines of (rows, cols) as records of words (u, delimiter, v, newline), padding dropped."""
+    width = 2 * Q + E + 1  # words of a record
     per = max(1, _TEXT_BLOCK // (16 * width))
-    for rows, cols in blocks:
-        for a in range(0, rows.size, per):
-            r, c = rows[a : a + per], cols[a : a + per]
-            out = np.empty((r.size, width), dtype=np.uint64)
-            keep = np.empty((r.size, width), dtype=np.uint64)
-            for dst, src in ((out, text), (keep, mask)):
-                dst[:, :Q] = src[r]
-                dst[:, Q + E : 2 * Q + E] = src[c]
-            out[:, Q : Q + E], out[:, -1] = tail[:E], tail[E]
-            keep[:, Q : Q + E], keep[:, -1] = tail_shown[:E], tail_shown[E]
-            yield out.view(np.uint8)[keep.view(bool)]
+    for a in range(0, rows.size, per):
+        r, c = rows[a : a + per], cols[a : a + per]
+        out = np.empty((r.size, width), dtype=np.uint64)
+        keep = np.empty((r.size, width), dtype=np.uint64)
+        for dst, src in ((out, text), (keep, mask)):  # gathers of whole words
+            dst[:, :Q] = src[r]
+            dst[:, Q + E : 2 * Q + E] = src[c]
+        out[:, Q : Q + E], out[:, -1] = tail[:E], tail[E]
+        keep[:, Q : Q + E], keep[:, -1] = tail_shown[:E], tail_shown[E]
+        yield out.view(np.uint8)[keep.view(bool)]
 
 
 def write_edge_lines(fh: Any, labels: Sequence[str], blocks: Iterable[tuple[np.ndarray, np.ndarray]],

@@ -412,7 +412,7 @@ class PrivateGraph(CertifiedRelease, IOMixin):
         with open(path, "wb") as fh:
             fh.write(f"# dpgraph {kind} release: {self.number_of_nodes()} nodes, "
                      f"epsilon={self.epsilon:g}, flip_probability={self.flip_probability:.6g}, "
-                     f"keep={self.keep:.6g}; isolated nodes have no line\n".encode("utf-8"))
+                     f"keep={self.keep:.6g}; isolated nodes have no line\n".encode())
             write_edge_lines(fh, labels, edge_blocks(self._adj), delimiter)
 
     def to_networkx(self) -> nx.Graph:
