@@ -113,10 +113,12 @@ def edge_blocks(adjacency: Any, block_pairs: int | None = None) -> Iterator[tupl
             yield rows, indices[a:b].astype(np.int64)
             i0 = i1
         return
-    words = getattr(adjacency, "words", None)
+    from .packed import PackedAdjacency
+
     b = max(1, block_pairs // max(n, 1))
-    packed = isinstance(words, np.ndarray) and words.ndim == 2
-    kernel = _edge_kernel() if packed and words.size * 64 >= _COMPILED_BITS else None
+    # only an in-memory packed matrix: a store's ``words`` would read the whole store
+    words = adjacency.words if isinstance(adjacency, PackedAdjacency) else None
+    kernel = _edge_kernel() if words is not None and words.size * 64 >= _COMPILED_BITS else None
     if kernel is not None:  # packed rows: list their set bits, never unpack the zeros
         for i0 in range(0, n, b):
             w = words[i0 : i0 + b]
