@@ -29,27 +29,41 @@ def store(tmp_path_factory):
 
 @pytest.fixture
 def reads(monkeypatch):
-    """Tiles read from the store (every query reads its tiles through ``_read_tile``)."""
-    count = {"tiles": 0}
-    read = bg._read_tile
+    """Passes over the store: tiles read (the reductions read through ``_read_tile``), rows
+    read from the store by ``row_blocks``, and reads of the whole matrix (``words``)."""
+    count = {"tiles": 0, "rows": 0, "words": 0}
+    read, blocks, words = bg._read_tile, bg.ZarrAdjacency.row_blocks, bg.ZarrAdjacency.words
 
     def counted(*args):
         count["tiles"] += 1
         return read(*args)
 
+    def counted_blocks(self, block=2048):
+        from_store = self._words is None  # else from the copy a whole-matrix call read
+        for i0, bits in blocks(self, block):
+            count["rows"] += bits.shape[0] * from_store
+            yield i0, bits
+
+    def counted_words(self):
+        count["words"] += self._words is None  # read from the store once, then kept
+        return words.fget(self)
+
     monkeypatch.setattr(bg, "_read_tile", counted)
+    monkeypatch.setattr(bg.ZarrAdjacency, "row_blocks", counted_blocks)
+    monkeypatch.setattr(bg.ZarrAdjacency, "words", property(counted_words))
     return count
 
 
 def _passes(B, reads):
-    return reads["tiles"] / len(B.adjacency._plan.tiles())
+    return (reads["tiles"] / len(B.adjacency._plan.tiles()) + reads["rows"] / B.number_of_nodes()
+            + reads["words"])
 
 
 def test_degree_distribution_is_one_pass(store, reads):
     """The edge count and the degrees come from the same pass (before: a popcount pass, then a
     degree pass)."""
     B = open_blockwise(store)
-    reads["tiles"] = 0
+    reads.update(tiles=0, rows=0, words=0)
     h = B.degree_distribution()
     assert _passes(B, reads) == 1
     assert abs(float(h.sum()) - 1.0) < 1e-9
@@ -62,7 +76,7 @@ def test_report_within_two_passes(store, reads):
     from dpgraph.report import build_report
 
     B = open_blockwise(store)
-    reads["tiles"] = 0
+    reads.update(tiles=0, rows=0, words=0)
     html = build_report(B)
     assert "500 nodes" in html
     assert _passes(B, reads) <= 2
@@ -73,10 +87,10 @@ def test_whole_matrix_calls_refused_before_reading(store, reads, call, monkeypat
     B = open_blockwise(store)
     monkeypatch.setattr(_memory, "SMALL", 0)
     monkeypatch.setattr(_memory, "available_memory", lambda: 1 << 10)
-    reads["tiles"] = 0
+    reads.update(tiles=0, rows=0, words=0)
     with pytest.raises(MemoryError, match="blockwise store of 500 nodes") as info:
         getattr(B, call)()
-    assert reads["tiles"] == 0
+    assert reads == {"tiles": 0, "rows": 0, "words": 0}
     msg = str(info.value)
     assert "needs" in msg and "available" in msg and "degree_distribution" in msg
 

@@ -82,6 +82,7 @@ class ZarrAdjacency(AdjacencyBase):
         self.n = plan.n
         self.directed = plan.directed
         self._degrees: np.ndarray | None = None  # the store never changes: one pass answers both
+        self._words: np.ndarray | None = None  # the whole matrix, once a call has read it
 
     @property
     def nbytes(self) -> int:
@@ -164,7 +165,7 @@ class ZarrAdjacency(AdjacencyBase):
 
     def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
         """Yield (first row, bool block of shape (rows, n)) read from the store."""
-        arr = self.location.array("adjacency")
+        arr = self.location.array("adjacency") if self._words is None else self._words
         for i0 in range(0, self.n, block):
             words = np.asarray(arr[i0 : i0 + block])
             yield i0, _unpack(words, self.n).astype(bool)
@@ -180,8 +181,17 @@ class ZarrAdjacency(AdjacencyBase):
 
     @property
     def words(self) -> np.ndarray:
-        """The whole packed matrix read into memory (small releases and tests only)."""
-        return np.asarray(self.location.array("adjacency")[:])
+        """The whole packed matrix, read into memory once and kept (read-only).
+
+        The analytics that need the whole matrix (triangles, clustering,
+        communities; sized first by :class:`BlockwiseGraph`) then share one
+        read of the store, and :meth:`row_blocks` reads from it.
+        """
+        if self._words is None:
+            words = np.asarray(self.location.array("adjacency")[:])
+            words.flags.writeable = False
+            self._words = words
+        return self._words
 
 
 class BlockwiseGraph(PrivateGraph):
