@@ -224,7 +224,8 @@ class BlockwiseGraph(PrivateGraph):
         from .._memory import Alternative, check_call_fits
 
         n = self.number_of_nodes()
-        need = 2 * self.adjacency.nbytes  # the copy read from the store, and the analytic's working copy
+        # the whole (n x words) matrix read from the store, and the analytic's working copy of it
+        need = 2 * 8 * n * words_per_row(n) if self.adjacency._words is None else 8 * n * words_per_row(n)
         check_call_fits(self, need,
                         f"{call} on a blockwise store of {n:,} nodes reads its whole packed matrix "
                         "into memory; it",
