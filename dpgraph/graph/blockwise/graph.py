@@ -221,7 +221,7 @@ class BlockwiseGraph(PrivateGraph):
     # ---- what needs the whole matrix in memory: sized before the store is read --------
     def _whole_matrix(self, call: str) -> None:
         """Refuse ``call`` before reading, when the packed matrix it copies cannot fit."""
-        from .._memory import Alternative, check_call_fits
+        from .._memory import Alternative, check_call_fits, sparse_release_alternative
 
         n = self.number_of_nodes()
         # the whole (n x words) matrix read from the store, and the analytic's working copy of it
@@ -231,8 +231,7 @@ class BlockwiseGraph(PrivateGraph):
                         "into memory; it",
                         [Alternative("the store answers in one pass each: R.number_of_edges(), "
                                      "R.degree(), R.degree_distribution(), R.cuts(...)"),
-                         Alternative("a sparse release (dpgraph.release(G, epsilon, target_edges=k)) "
-                                     "holds only its k released edges", kinds=("blockwise",))])
+                         sparse_release_alternative(n)])
 
     def triangles(self, *args: Any, **kwargs: Any) -> Any:
         """:meth:`PrivateGraph.triangles`, refused before the store is read when its packed
