@@ -257,12 +257,20 @@ def _report(args: argparse.Namespace) -> int:
     from .report import build_report
 
     path = Path(args.file)
-    if not path.is_file():
+    store = path.is_dir()  # a blockwise (Zarr) store is itself the release
+    if not store and not path.is_file():
         raise FileNotFoundError(f"{path}: no such release file (write one with 'dpgraph release')")
+    if store and args.verify_key:
+        raise ValueError("--verify-key checks a signed .dpg file; a blockwise store carries no signature")
     out = Path(check_output(args.output, "-o", force=args.force,
                             inputs=[args.file, args.verify_key]))
     key = verify_key_file(args.verify_key)
-    R = load(path, verify_key=key)
+    if store:
+        from .graph.blockwise import open_blockwise
+
+        R = open_blockwise(path)
+    else:
+        R = load(path, verify_key=key)
 
     def progress(step: str, seconds: float | None = None) -> None:  # one line per step
         if args.quiet:

@@ -1,4 +1,4 @@
-"""The released graph as data: networkx, scipy.sparse, a stream of edge blocks; and their sizes.
+"""The released graph as data: networkx, scipy.sparse, edge-list text, edge blocks; their sizes.
 
 Every export reads the release in row blocks (:func:`edge_blocks`), so what
 it holds besides its output is bounded by a block, and :func:`csr_bytes`,
@@ -16,6 +16,21 @@ The result is the graph ``add_edges_from`` would build: the same nodes and
 edges, one fresh attribute dict per edge, shared by its two directions
 (``H[u][v] is H[v][u]`` for an undirected graph, ``H.succ[u][v] is
 H.pred[v][u]`` for a directed one), so it behaves like any networkx graph.
+
+Edge-list text
+--------------
+
+:func:`write_edge_lines` formats a block of edges at a time, never a Python
+string per line.  With numba, a compiled loop copies each line's label bytes
+(one pool of UTF-8 bytes, offsets by node) into the block's buffer (blocks of
+2^18 lines or more: below, loading the compiled code costs more than it
+saves).  Otherwise numpy: every label's UTF-8 bytes sit in a row of a table
+padded to whole 64-bit words past the longest label (gathers of words are
+several times faster than of odd-sized items), a block's lines are laid out
+as fixed-width records of words (row label, delimiter, column label,
+newline) beside a mask of the same shape, and one boolean compress drops
+the padding.  The bytes are those of
+``f"{u}{delimiter}{v}\\n"`` line by line.
 """
 
 from __future__ import annotations
@@ -35,6 +50,7 @@ __all__ = [
     "edges_to_networkx",
     "networkx_bytes",
     "to_csr",
+    "write_edge_lines",
 ]
 
 _BLOCK = 1 << 22  # edges per block (bounds the temporary lists; larger blocks measured faster)
@@ -97,9 +113,62 @@ def edge_blocks(adjacency: Any, block_pairs: int | None = None) -> Iterator[tupl
             yield rows, indices[a:b].astype(np.int64)
             i0 = i1
         return
-    for i0, bits in adjacency.row_blocks(max(1, block_pairs // max(n, 1))):
-        r, c = np.nonzero(bits)
-        yield r + i0, c
+    from .packed import PackedAdjacency
+
+    b = max(1, block_pairs // max(n, 1))
+    # only an in-memory packed matrix: a store's ``words`` would read the whole store
+    words = adjacency.words if isinstance(adjacency, PackedAdjacency) else None
+    kernel = _edge_kernel() if words is not None and words.size * 64 >= _COMPILED_BITS else None
+    if kernel is not None:  # packed rows: list their set bits, never unpack the zeros
+        for i0 in range(0, n, b):
+            w = words[i0 : i0 + b]
+            m = int(np.bitwise_count(w).sum(dtype=np.int64))
+            rows, cols = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+            kernel(w, i0, n, rows, cols)
+            yield rows, cols
+        return
+    for i0, bits in adjacency.row_blocks(b):
+        flat = np.flatnonzero(bits)  # one index array, split by division: faster than 2-D nonzero
+        rows = flat // n
+        yield rows + i0, flat - rows * n
+
+
+_KERNELS: dict[str, Any] = {}
+#: a packed release of at least this many bits is listed by the compiled loop (see _COMPILED_LINES)
+_COMPILED_BITS = 1 << 26
+
+
+def _kernel(name: str, warm: Any) -> Any:
+    """The compiled ``name`` of :mod:`._edgekernel`, or None (numba off or failing: numpy's path).
+
+    Called once on a tiny input first: numba loads its cached machine code at
+    the first call, which can fail where the import did not (e.g. under an
+    address-space limit); any failure means numpy's path, for the process.
+    """
+    if name not in _KERNELS:
+        from .._numba import load_kernels
+
+        kernels = load_kernels("dpgraph.graph._edgekernel", (name,))
+        fn = None if kernels is None else kernels[0]
+        if fn is not None:
+            try:
+                warm(fn)
+            except Exception:  # any failure of the compiled path: use numpy's
+                fn = None
+        _KERNELS[name] = fn
+    return _KERNELS[name]
+
+
+def _edge_kernel() -> Any:
+    """The compiled set-bit lister of :mod:`._edgekernel`, or None."""
+    one = np.ones((1, 1), dtype=np.uint64)
+    return _kernel("packed_edges", lambda f: f(one, 0, 1, np.empty(1, np.int64), np.empty(1, np.int64)))
+
+
+def _text_kernel() -> Any:
+    """The compiled line formatter of :mod:`._edgekernel`, or None."""
+    b, i = np.zeros(2, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    return _kernel("format_lines", lambda f: f(b, i, i, i, i, b[:1], np.empty(8, dtype=np.uint8)))
 
 
 def _block_temporaries(n: int, m: int, directed: bool) -> int:
@@ -264,3 +333,107 @@ def blocks_to_networkx(nodes: Sequence, blocks: Iterable[tuple[np.ndarray, np.nd
             _fill(by_col, nodes, as_labels, c[order], r[order], by_col_dicts)
             _fill(by_row, nodes, as_labels, r, c, dicts)
     return H
+
+
+#: bytes of a block's fixed-width records (text and mask): bounds what a block of lines holds
+_TEXT_BLOCK = 1 << 24
+#: the label table (n x longest label) is built only below this size or 4x the labels' own bytes
+_TABLE_CAP = 1 << 27
+#: a block of at least this many lines is formatted by the compiled loop (numba's first call loads
+#: its machine code, about a second: numpy formats a smaller block in less)
+_COMPILED_LINES = 1 << 18
+
+
+def _format_lines(labels: Sequence[str], delimiter: str, blocks: Iterable[tuple[np.ndarray, np.ndarray]],
+                  ) -> Iterator[Any]:
+    """Buffers of ``f"{labels[i]}{delimiter}{labels[j]}\\n"`` for the pairs (i, j) of ``blocks``, in order."""
+    enc = [t.encode("utf-8") for t in labels]
+    n = len(enc)
+    lens = np.fromiter(map(len, enc), dtype=np.int64, count=n)
+    W = max(1, int(lens.max(initial=0)))
+    flat = np.frombuffer(b"".join(enc), dtype=np.uint8)
+    starts = np.cumsum(lens) - lens
+    d = delimiter.encode("utf-8")
+    words = None  # numpy's layout, built when a first block is formatted by numpy
+    for rows, cols in blocks:
+        kernel = _text_kernel() if rows.size >= _COMPILED_LINES else None
+        if kernel is not None:  # compiled: each line's bytes copied straight into the block's buffer
+            delim = np.frombuffer(d, dtype=np.uint8)
+            per = max(1, _TEXT_BLOCK // (2 * W + len(d) + 1))
+            for a in range(0, rows.size, per):
+                r, c = rows[a : a + per], cols[a : a + per]
+                out = np.empty(int(lens[r].sum() + lens[c].sum()) + r.size * (len(d) + 1), dtype=np.uint8)
+                kernel(flat, starts, lens, r, c, delim, out)
+                yield out
+            continue
+        if n * W > max(_TABLE_CAP, 4 * int(lens.sum())):  # a few very long labels: line by line
+            for a in range(0, rows.size, 1 << 16):
+                yield "".join(f"{labels[i]}{delimiter}{labels[j]}\n" for i, j in
+                              zip(rows[a : a + (1 << 16)].tolist(), cols[a : a + (1 << 16)].tolist())
+                              ).encode("utf-8")
+            continue
+        if words is None:
+            words = _word_layout(flat, starts, lens, W, d)
+        yield from _numpy_lines(rows, cols, *words)
+
+
+def _word_layout(flat: np.ndarray, starts: np.ndarray, lens: np.ndarray, W: int, d: bytes) -> tuple:
+    """numpy's layout of the labels: (text, mask, tail, tail mask, Q, E) in 64-bit words."""
+    n = lens.size
+    Q = -(-W // 8)  # a label's words
+    table = np.zeros((n, 8 * Q), dtype=np.uint8)
+    table[np.repeat(np.arange(n), lens), np.arange(flat.size) - np.repeat(starts, lens)] = flat
+    shown = (np.arange(8 * Q) < lens[:, None]).view(np.uint8)
+    E = -(-len(d) // 8)
+    tail = np.zeros(8 * (E + 1), dtype=np.uint8)  # the delimiter's words, then the newline's
+    tail[: len(d)], tail[8 * E] = np.frombuffer(d, dtype=np.uint8), 10
+    tail_shown = np.zeros(8 * (E + 1), dtype=np.uint8)
+    tail_shown[: len(d)], tail_shown[8 * E] = 1, 1
+    return (table.view(np.uint64), shown.view(np.uint64), tail.view(np.uint64),
+            tail_shown.view(np.uint64), Q, E)
+
+
+def _numpy_lines(rows: np.ndarray, cols: np.ndarray, text: np.ndarray, mask: np.ndarray,
+                 tail: np.ndarray, tail_shown: np.ndarray, Q: int, E: int) -> Iterator[np.ndarray]:
+    """The lines of (rows, cols) as records of words (u, delimiter, v, newline), padding dropped."""
+    width = 2 * Q + E + 1  # words of a record
+    per = max(1, _TEXT_BLOCK // (16 * width))
+    for a in range(0, rows.size, per):
+        r, c = rows[a : a + per], cols[a : a + per]
+        out = np.empty((r.size, width), dtype=np.uint64)
+        keep = np.empty((r.size, width), dtype=np.uint64)
+        for dst, src in ((out, text), (keep, mask)):  # gathers of whole words
+            dst[:, :Q] = src[r]
+            dst[:, Q + E : 2 * Q + E] = src[c]
+        out[:, Q : Q + E], out[:, -1] = tail[:E], tail[E]
+        keep[:, Q : Q + E], keep[:, -1] = tail_shown[:E], tail_shown[E]
+        yield out.view(np.uint8)[keep.view(bool)]
+
+
+def write_edge_lines(fh: Any, labels: Sequence[str], blocks: Iterable[tuple[np.ndarray, np.ndarray]],
+                     delimiter: str = " ") -> None:
+    """Write ``f"{labels[i]}{delimiter}{labels[j]}\\n"`` for every pair of ``blocks`` to a binary file.
+
+    Formats a block of lines at a time in numpy (see the module's notes);
+    the bytes are those of the line-by-line f-string, UTF-8 encoded.
+
+    Parameters
+    ----------
+    fh : binary file
+        Open for writing bytes.
+    labels : sequence of str
+        The text of node i's label is ``labels[i]``.
+    blocks : iterable of (rows, cols)
+        Integer position arrays (e.g. :func:`edge_blocks`), written in order.
+    delimiter : str, default " "
+
+    Examples
+    --------
+    >>> import io
+    >>> fh = io.BytesIO()
+    >>> write_edge_lines(fh, ["a", "bb", "ccc"], [(np.array([0, 1]), np.array([2, 2]))])
+    >>> fh.getvalue()
+    b'a ccc\\nbb ccc\\n'
+    """
+    for buf in _format_lines(labels, delimiter, blocks):
+        fh.write(memoryview(buf))

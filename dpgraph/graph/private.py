@@ -26,6 +26,7 @@ from .convert import (
     edgelist_bytes,
     networkx_bytes,
     to_csr,
+    write_edge_lines,
 )
 from .degree_channel import DegreeChannel
 from .encoding import NodeIndex
@@ -486,15 +487,11 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
                           f"but {_memory.size_text(free)} is free at {path.parent}; nothing was written. "
                           "Write it to a larger disk, or use the estimators, which need no export")
         kind = "directed" if self.directed else "undirected"
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(path, "wb") as fh:
             fh.write(f"# dpgraph {kind} release: {self.number_of_nodes()} nodes, "
                      f"epsilon={self.epsilon:g}, flip_probability={self.flip_probability:.6g}, "
-                     f"keep={self.keep:.6g}; isolated nodes have no line\n")
-            for r, c in edge_blocks(self._adj):
-                for start in range(0, r.size, 1 << 16):
-                    rows, cols = r[start : start + (1 << 16)], c[start : start + (1 << 16)]
-                    fh.writelines(f"{labels[i]}{delimiter}{labels[j]}\n"
-                                  for i, j in zip(rows.tolist(), cols.tolist()))
+                     f"keep={self.keep:.6g}; isolated nodes have no line\n".encode())
+            write_edge_lines(fh, labels, edge_blocks(self._adj), delimiter)
 
     def to_networkx(self) -> nx.Graph:
         """The released synthetic graph as a networkx (Di)Graph.

@@ -34,6 +34,7 @@ from .spectral import _leading_eigen, _noise_edge
 _FLOOR = 1e-4  # priors are clipped to [_FLOOR, 1 - _FLOOR]
 _PASS_PAIRS = 1 << 21  # vertex pairs per row block of the candidate pass
 _MERGE = 1 << 20  # candidates gathered before they are merged into the running best
+_STUB_ROUNDS = 4  # rounds of random stub pairing after the greedy pass
 _OWN_Z = 4.0  # a node's own degree estimate overrides its quantile target beyond this many sd
 _CAND_BYTES = 28  # a candidate: row, column (int32), prior (float32), score, tie-break (float64)
 # a pair of a row block that enters the running top-k: the block's prior and mask, its indices
@@ -66,13 +67,16 @@ def synthesize(
        (:func:`degree_distribution`) as a sequence of n quantiles scaled to
        2 m^ (m^ = round(number_of_edges)), given to the nodes in the order of
        their debiased released degrees; a node whose own degree estimate is
-       more than 4 of its standard deviations from its quantile (a hub the
-       distribution estimate smears out) gets its own estimate instead;
+       more than 4 of its standard deviations (and the n-fold 5% normal
+       quantile) from its quantile (a hub the distribution estimate smears
+       out) gets its own estimate instead; no target exceeds the largest
+       degree the distribution's band allows (``n * ccdf_upper[d] >= 1``);
     4. pairs in decreasing posterior order become edges while both ends are
        below their target degree; stubs left over are paired at random
-       (configuration model), and the highest remaining pairs top the count
-       up to m^ (ties broken by the unclipped prior, then at random with
-       ``seed``).
+       (configuration model), and the highest remaining pairs whose ends
+       are below their target + 1 (and the band's largest degree) top the
+       count up to m^ (ties broken by the unclipped prior, then at random
+       with ``seed``): no node ends more than one edge above its target.
 
     No step depends on the order of the nodes: ties are broken at random,
     never by position, so relabelling the input's nodes changes the output's
@@ -80,10 +84,14 @@ def synthesize(
     communities, as SNAP's ego-Facebook's does, cannot leak into the
     synthetic graph).
 
-    Cost: only the best 8 m^ + 1000 pairs are ever kept (one pass over row
-    blocks of the release, O(n^2 k) arithmetic for a rank-k prior, memory
-    for the candidates, one block and the output); the spectral prior's
-    Lanczos iterations read the released graph each time.  What it needs
+    Cost: only the best 8 m^ + 1000 pairs are ever kept.  A dense release:
+    one pass over row blocks of the release, O(n^2 k) arithmetic for a
+    rank-k prior, memory for the candidates, one block and the output (the
+    progress bar counts the blocks).  A sparse release: the candidates are
+    its released pairs only, O(m k) for its m released edges, so time and
+    memory follow the release, not n^2 (an unreleased pair of a subsampled
+    release is almost no evidence; the stubs pair the rest).  The spectral
+    prior's iterations read the released graph each time.  What it needs
     is checked before anything is computed.
 
     What it preserves: the number of nodes, the estimated edge count, the
@@ -112,10 +120,18 @@ def synthesize(
     networkx.Graph
         Same nodes as the release, about ``number_of_edges().value`` edges.
 
+    Warns
+    -----
+    UserWarning
+        When the estimated edge count is within two standard deviations of
+        0: the synthetic graph's size is not resolved by the release.
+
     Raises
     ------
     ValueError
-        ``rank`` out of range, negative ``seed``, or a directed release.
+        ``rank`` out of range, negative ``seed``, or a directed release; or
+        the estimated edge count projects to 0 (nothing to synthesize: the
+        message gives the estimate and what resolves it).
     MemoryError
         Before any work, when the synthetic graph, the candidates and the
         spectral prior cannot fit in the memory available (the message gives
@@ -137,11 +153,13 @@ def synthesize(
     if rank is not None and not (1 <= int(rank) <= n - 2):
         raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
     alpha, beta = R.channel.alpha, R.channel.beta
-    m_hat = int(np.clip(round(float(number_of_edges(R).value)), 0, N))
+    est = number_of_edges(R)
+    m_hat = int(np.clip(round(float(est.value)), 0, N))
     budget = int(min(N, 8 * m_hat + 1000))
     _check_synthesis_fits(R, m_hat, budget, 60 if rank is None else int(rank))
+    _resolved_edge_count(est, m_hat)
     rng = np.random.default_rng(seed)
-    target = _target_degrees(R, m_hat, rng)  # first: the cheap step that may refuse
+    target, cap = _target_degrees(R, m_hat, rng)  # first: the cheap step that may refuse
     if rank is None:
         edge = _noise_edge(R, m_hat) * 1.03
         vals, vecs = _leading_eigen(R, edge, 60)
@@ -161,10 +179,65 @@ def synthesize(
     else:  # no spectral structure: the degree prior t_i t_j / (2 m^), a rank-one product
         t = np.asarray(_degree_estimate(R, True).value, dtype=float)  # in [0, n - 1]
         Vk, lk = (t / np.sqrt(2.0 * max(m_hat, 1)))[:, None], np.ones(1)
-    rows, cols = _prior_candidates(R, Vk, lk, budget, lo, hi, rng, progress)
-    er, ec = _degree_constrained(rows, cols, target, m_hat, rng)
+    if release_kind(R) == "sparse":  # only the released pairs: O(released edges), never n^2
+        rows, cols = _released_candidates(R, Vk, lk, budget, lo, hi, rng, progress)
+    else:
+        rows, cols = _prior_candidates(R, Vk, lk, budget, lo, hi, rng, progress)
+    er, ec = _degree_constrained(rows, cols, target, cap, m_hat, rng)
     order = np.lexsort((ec, er))
     return blocks_to_networkx(R.nodes, [(er[order], ec[order])], False)
+
+
+def _resolved_edge_count(est: Any, m_hat: int) -> None:
+    """Refuse when m^ = round(number_of_edges) is 0; warn when the estimate is unresolved.
+
+    A synthetic graph rests on the edge count: projected to 0 edges there is
+    nothing to synthesize (an empty graph would pass for an answer), and an
+    estimate within two standard deviations of 0 is a size the release does
+    not pin down.
+    """
+    import warnings
+
+    value, std = float(est.value), float(est.std)
+    if m_hat == 0:
+        raise ValueError(
+            f"R.synthesize() has nothing to rest on: the estimated edge count is {value:,.0f} "
+            f"(std {std:,.0f}), which projects to 0 edges, so the synthetic graph would be empty. "
+            "A release at a larger epsilon (or, for a sparse release, a larger target_edges) "
+            "resolves the edge count")
+    if value < 2.0 * std:
+        warnings.warn(
+            f"R.synthesize(): the estimated edge count {value:,.0f} is within two standard "
+            f"deviations ({std:,.0f}) of 0, so the synthetic graph's size ({m_hat:,} edges) is "
+            "not resolved by this release", UserWarning, stacklevel=4)
+
+
+def _released_candidates(R: Any, Vk: np.ndarray, lk: np.ndarray, budget: int, lo: float,
+                         hi: float, rng: np.random.Generator,
+                         progress: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``budget`` *released* pairs by (score, prior, random key), best first.
+
+    A sparse release: the prior is evaluated at its released pairs only
+    (O(released edges x rank)), so time and memory follow the release, not
+    n^2.  An unreleased pair of a subsampled release carries almost no
+    evidence (its likelihood ratio e^hi is about 1), and its posterior is
+    below a released pair's of the same prior; the degree targets that the
+    released candidates leave open are filled by random pairing of stubs
+    (:func:`_degree_constrained`), as for a dense release.
+    """
+    n = R.number_of_nodes()
+    left = np.ascontiguousarray((Vk * lk).astype(np.float32))
+    right = np.ascontiguousarray(Vk.astype(np.float32))
+    top = _TopK(budget, lo, hi, rng)
+    rows, cols = R.released_edges()  # 16 bytes a released edge: what the release itself holds
+    step = max(1 << 12, _PASS_PAIRS // max(1, Vk.shape[1]))  # pairs scored at once
+    for a in progress_range(0, rows.size, step, progress, n, "synthesize"):
+        r, c = rows[a : a + step], cols[a : a + step]
+        prior = np.einsum("ij,ij->i", left[r], right[c])
+        _, t_in = top.thresholds()
+        keep = prior >= t_in
+        top.add(r[keep], c[keep], prior[keep], np.ones(int(keep.sum()), dtype=bool))
+    return top.result()
 
 
 def _spectral_bytes(R: Any, cap: int) -> int:
@@ -182,6 +255,8 @@ def _check_synthesis_fits(R: Any, m_hat: int, budget: int, cap: int) -> None:
     graph = networkx_bytes(n, m_hat)
     spectral = _spectral_bytes(R, cap)
     block = _PASS_PAIRS * _BLOCK_PAIR_BYTES + 8 * n * cap
+    if release_kind(R) == "sparse":  # its released pairs as int64 positions
+        block += 16 * R.number_of_released_edges()
     cands = _CAND_BYTES * 3 * budget + 64 * m_hat
     need = max(spectral, block + cands) + graph
     parts = (f"the synthetic graph of about {m_hat:,} edges {size_text(graph)}, its {budget:,} "
@@ -303,39 +378,61 @@ def _best(k: int, rows: np.ndarray, cols: np.ndarray, prior: np.ndarray, score: 
     return rows[pick], cols[pick], prior[pick], score[pick], key[pick]
 
 
-def _target_degrees(R: Any, m_hat: int, rng: np.random.Generator) -> np.ndarray:
-    """Target degree of every node: the estimated distribution's quantiles, summing to 2 m^,
-    assigned by the rank of the debiased released degree (random tie-break); a node whose
-    own degree estimate is more than ``_OWN_Z`` of its exact standard deviations from that
-    quantile gets its own estimate (rounded, in [0, n - 1]) instead.
+def _band_cap(h: Any, n: int) -> int:
+    """The largest degree the distribution's band allows a node: the largest d with
+    n * ccdf_upper[d] >= 1 (at least one node of degree d or more within the band)."""
+    upper = np.asarray(getattr(h, "ccdf_upper", np.cumsum(np.asarray(h)[::-1])[::-1]), dtype=float)
+    allowed = np.flatnonzero(n * upper >= 1.0 - 1e-9)
+    return int(min(n - 1, allowed[-1])) if allowed.size else n - 1
+
+
+def _target_degrees(R: Any, m_hat: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Target degree of every node, and the band's largest degree ``cap`` (:func:`_band_cap`).
+
+    Targets: the estimated distribution's quantiles, summing to 2 m^, assigned
+    by the rank of the debiased released degree (random tie-break); a node
+    whose own degree estimate is further from that quantile than ``_OWN_Z``
+    of its exact standard deviations, and than the n-fold two-sided 5% normal
+    quantile (so that chance alone moves about 0.05 node of n), gets its own
+    estimate instead; every target is at most ``cap``.
 
     The quantiles of a distribution estimate place the few nodes of a heavy tail badly (a
     hub of degree 250 among 1,000 nodes is 0.1% of the mass, which the estimate spreads over
-    a wide range); a hub's own estimate is exact to a few standard deviations."""
+    a wide range); a hub's own estimate is exact to a few standard deviations.  At 10^4
+    nodes and more a fixed 4 sd would let the noise of a few ordinary nodes make hubs."""
+    from scipy.stats import norm
+
     n = R.number_of_nodes()
-    h = np.asarray(degree_distribution(R), dtype=float)
+    h = degree_distribution(R)
+    cap = _band_cap(h, n)
+    h = np.asarray(h, dtype=float)
     cdf = np.cumsum(h / h.sum())
     seq = np.minimum(np.searchsorted(cdf, (np.arange(n) + 0.5) / n), n - 1).astype(float)
     if seq.sum() > 0:
         seq *= 2.0 * m_hat / seq.sum()
     # stochastic rounding keeps the sum's expectation
     seq = np.floor(seq + rng.random(n)).astype(np.int64)
-    seq = np.clip(seq, 0, n - 1)
+    seq = np.clip(seq, 0, cap)
     order = np.lexsort((rng.random(n), _observed_degrees(R)))
     target = np.empty(n, dtype=np.int64)
     target[order] = np.sort(seq)
     est = _degree_estimate(R, True)
     value, std = np.asarray(est.value, dtype=float), np.asarray(est.std, dtype=float)
-    own = np.abs(value - target) > _OWN_Z * std
-    target[own] = np.clip(np.rint(value[own]), 0, n - 1).astype(np.int64)
-    return target
+    z = max(_OWN_Z, float(norm.isf(0.025 / n)))
+    own = np.abs(value - target) > z * std
+    target[own] = np.clip(np.rint(value[own]), 0, cap).astype(np.int64)
+    return target, cap
 
 
-def _degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, m_hat: int,
+def _degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, cap: int, m_hat: int,
                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The chosen pairs: the candidates (best first) taken greedily under the degree targets,
-    then random pairing of the left-over stubs, then the best remaining candidates up to m^."""
-    if m_hat <= 0 or rows.size == 0:
+    then random pairing of the left-over stubs (a few rounds), then the best remaining
+    candidates up to m^ whose two ends are below their target + 1 and below ``cap`` (the
+    band's largest degree): no node ends more than one edge above its target, so the
+    synthetic degrees follow the targets and no hub appears that they lack."""
+    n = target.size
+    if m_hat <= 0:
         return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
     chosen = np.zeros(rows.size, dtype=bool)
     r_c, c_c = rows.tolist(), cols.tolist()
@@ -351,25 +448,39 @@ def _degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, 
             if count >= m_hat:
                 break
     picked = np.flatnonzero(chosen)
-    n = target.size
     taken = set((rows[picked].astype(np.int64) * n + cols[picked]).tolist())
     extra_r, extra_c = [], []
-    left = np.asarray(left_l)
-    if count < m_hat and left.sum() > 1:
-        stubs = rng.permutation(np.repeat(np.arange(n), np.maximum(left, 0)))
+    for _ in range(_STUB_ROUNDS):  # a round's rejects (self-pairs, repeats) pair again
+        left = np.maximum(np.asarray(left_l), 0)
+        if count >= m_hat or left.sum() < 2:
+            break
+        stubs = rng.permutation(np.repeat(np.arange(n), left))
         u, v = stubs[0::2][: stubs.size // 2], stubs[1::2][: stubs.size // 2]
         for a, b in zip(np.minimum(u, v).tolist(), np.maximum(u, v).tolist()):
             if a != b and a * n + b not in taken and count < m_hat:
                 taken.add(a * n + b)
                 extra_r.append(a)
                 extra_c.append(b)
+                left_l[a] -= 1
+                left_l[b] -= 1
                 count += 1
     out_r = np.concatenate([rows[picked].astype(np.int64), np.array(extra_r, dtype=np.int64)])
     out_c = np.concatenate([cols[picked].astype(np.int64), np.array(extra_c, dtype=np.int64)])
-    if count < m_hat:  # top up with the best pairs not yet taken
+    if count < m_hat and rows.size:  # top up with the best pairs not yet taken, within the band
+        deg = np.bincount(np.concatenate([out_r, out_c]), minlength=n).tolist()
+        limit = np.minimum(target + 1, cap).tolist()  # a node ends at most one edge above its target
         key = rows.astype(np.int64) * n + cols
         free = np.flatnonzero(~np.isin(key, np.fromiter(taken, dtype=np.int64, count=len(taken))))
-        more = free[: m_hat - count]
+        more = []
+        for t, a, b in zip(free.tolist(), rows[free].tolist(), cols[free].tolist()):
+            if count >= m_hat:
+                break
+            if deg[a] < limit[a] and deg[b] < limit[b]:
+                deg[a] += 1
+                deg[b] += 1
+                more.append(t)
+                count += 1
+        more = np.asarray(more, dtype=np.int64)
         out_r = np.concatenate([out_r, rows[more].astype(np.int64)])
         out_c = np.concatenate([out_c, cols[more].astype(np.int64)])
     return out_r, out_c

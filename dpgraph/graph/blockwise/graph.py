@@ -81,6 +81,8 @@ class ZarrAdjacency(AdjacencyBase):
         self._plan = plan
         self.n = plan.n
         self.directed = plan.directed
+        self._degrees: np.ndarray | None = None  # the store never changes: one pass answers both
+        self._words: np.ndarray | None = None  # the whole matrix, once a call has read it
 
     @property
     def nbytes(self) -> int:
@@ -110,11 +112,17 @@ class ZarrAdjacency(AdjacencyBase):
         return total
 
     def number_of_edges(self) -> int:
-        """Released edges (each unordered pair once)."""
-        return int(self._reduce(_tile_popcount, lambda t, x: t + x, 0))
+        """Released edges (each unordered pair once): from the degrees, one pass over the tiles.
+
+        The degree pass reads each tile once and answers the edge count too
+        (sum of the degrees, halved if undirected), so a caller that asks for
+        both (the degree distribution, a report) reads the store once.
+        """
+        total = int(self.degrees().sum(dtype=np.int64))
+        return total if self.directed else total // 2
 
     def degrees(self) -> np.ndarray:
-        """Released degree of every node (out-degree if directed)."""
+        """Released degree of every node (out-degree if directed); one pass, computed once."""
 
         def fold(deg: np.ndarray, part: tuple) -> np.ndarray:
             r0, rows, j0, cols = part
@@ -122,7 +130,9 @@ class ZarrAdjacency(AdjacencyBase):
             deg[j0 : j0 + cols.size] += cols
             return deg
 
-        return self._reduce(_tile_degrees, fold, np.zeros(self.n, dtype=np.int64))
+        if self._degrees is None:
+            self._degrees = self._reduce(_tile_degrees, fold, np.zeros(self.n, dtype=np.int64))
+        return self._degrees.copy()
 
     def _bool_masks(self, sets: Sequence[np.ndarray]) -> np.ndarray:
         m = np.zeros((len(sets), 64 * words_per_row(self.n)), dtype=np.uint8)
@@ -155,7 +165,7 @@ class ZarrAdjacency(AdjacencyBase):
 
     def row_blocks(self, block: int = 2048) -> Iterator[tuple[int, np.ndarray]]:
         """Yield (first row, bool block of shape (rows, n)) read from the store."""
-        arr = self.location.array("adjacency")
+        arr = self.location.array("adjacency") if self._words is None else self._words
         for i0 in range(0, self.n, block):
             words = np.asarray(arr[i0 : i0 + block])
             yield i0, _unpack(words, self.n).astype(bool)
@@ -171,8 +181,17 @@ class ZarrAdjacency(AdjacencyBase):
 
     @property
     def words(self) -> np.ndarray:
-        """The whole packed matrix read into memory (small releases and tests only)."""
-        return np.asarray(self.location.array("adjacency")[:])
+        """The whole packed matrix, read into memory once and kept (read-only).
+
+        The analytics that need the whole matrix (triangles, clustering,
+        communities; sized first by :class:`BlockwiseGraph`) then share one
+        read of the store, and :meth:`row_blocks` reads from it.
+        """
+        if self._words is None:
+            words = np.asarray(self.location.array("adjacency")[:])
+            words.flags.writeable = False
+            self._words = words
+        return self._words
 
 
 class BlockwiseGraph(PrivateGraph):
@@ -198,6 +217,51 @@ class BlockwiseGraph(PrivateGraph):
     def nonce(self) -> bytes:
         """The release's public nonce: with the secret key it reproduces the release."""
         return bytes.fromhex(self.metadata["nonce"])
+
+    # ---- what needs the whole matrix in memory: sized before the store is read --------
+    def _whole_matrix(self, call: str) -> None:
+        """Refuse ``call`` before reading, when the packed matrix it copies cannot fit."""
+        from .._memory import Alternative, check_call_fits, sparse_release_alternative
+
+        n = self.number_of_nodes()
+        # the whole (n x words) matrix read from the store, and the analytic's working copy of it
+        need = 2 * 8 * n * words_per_row(n) if self.adjacency._words is None else 8 * n * words_per_row(n)
+        check_call_fits(self, need,
+                        f"{call} on a blockwise store of {n:,} nodes reads its whole packed matrix "
+                        "into memory; it",
+                        [Alternative("the store answers in one pass each: R.number_of_edges(), "
+                                     "R.degree(), R.degree_distribution(), R.cuts(...)"),
+                         sparse_release_alternative(n)])
+
+    def triangles(self, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`PrivateGraph.triangles`, refused before the store is read when its packed
+        matrix cannot fit in memory (MemoryError with both sizes and the alternatives)."""
+        self._whole_matrix("R.triangles()")
+        return super().triangles(*args, **kwargs)
+
+    def transitivity(self, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`PrivateGraph.transitivity`, refused like :meth:`triangles` when it cannot fit."""
+        self._whole_matrix("R.transitivity()")
+        return super().transitivity(*args, **kwargs)
+
+    def communities(self, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`PrivateGraph.communities`, refused like :meth:`triangles` when it cannot fit."""
+        self._whole_matrix("R.communities()")
+        return super().communities(*args, **kwargs)
+
+    def save(self, path: Any, **kwargs: Any) -> None:
+        """Refused: a blockwise release is already saved, as its store.
+
+        Raises
+        ------
+        ValueError
+            Always, naming the store and how to open it again.
+        """
+        raise ValueError(
+            f"R.save({str(path)!r}): this release is a blockwise store, already on disk at "
+            f"{self.adjacency.location!s}; open it again with "
+            "dpgraph.graph.blockwise.open_blockwise(store) (a copy of the store is a copy of the "
+            "release)")
 
     def __repr__(self) -> str:  # no pass over the store just to print
         kind = "directed" if self.directed else "undirected"
