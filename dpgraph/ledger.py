@@ -75,10 +75,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import filelock
-
-from . import _safejson
-from ._files import LEDGER_FORMAT, check_regular_file, remove_leftovers, write_atomic
+from ._files import LEDGER_FORMAT, remove_leftovers
+from ._ledger_file import FILE_START, check_path, file_lock, read_doc, write_doc
 from .exceptions import BudgetExceededError, LedgerFileError, NewScopeWarning
 from .validation import Constraint, Epsilon, Optional, check_epsilon, validate_params
 
@@ -90,8 +88,6 @@ DEFAULT_SCOPE = "default"
 #: Budgets split in decimal steps (10 x 0.1 = 1.0) are not exact in binary
 #: floating point; spending within this relative slack of the total is allowed.
 _REL_SLACK = Fraction(1, 10**12)
-_MAX_FILE_BYTES = 64 * 2**20
-_LOCK_TIMEOUT = 120.0  # seconds to wait for another process's charge
 
 
 @dataclass(frozen=True)
@@ -229,7 +225,7 @@ class PrivacyLedger:
         """Adopt the entries of this ledger's file, if it has one (writes are atomic)."""
         book = self._book
         if book.path is not None:
-            other = PrivacyLedger._from_dict(_read_doc(book.path), str(book.path))
+            other = PrivacyLedger._from_dict(read_doc(book.path), str(book.path))
             if other.id == book.id:
                 with book.mutex:
                     book.entries = list(other._book.entries)
@@ -313,8 +309,8 @@ class PrivacyLedger:
         with book.mutex:
             if book.path is None:
                 return self._charge_locked(epsilon, label)
-            with _file_lock(book.path):
-                doc = _read_doc(book.path)
+            with file_lock(book.path):
+                doc = read_doc(book.path)
                 other = PrivacyLedger._from_dict(doc, str(book.path))
                 if other.id != book.id:
                     raise LedgerFileError(
@@ -323,7 +319,7 @@ class PrivacyLedger:
                 book.entries = list(other._book.entries)  # the file is the authority
                 entry = self._charge_locked(epsilon, label)
                 try:
-                    _write_atomic(book.path, self.to_dict())
+                    write_doc(book.path, self.to_dict())
                 except BaseException:
                     book.entries.pop()  # not recorded durably: refuse the release
                     raise
@@ -374,19 +370,19 @@ class PrivacyLedger:
         reset its budget); saving again to this ledger's own file adopts the
         entries the file holds.
         """
-        path = _check_path(path)
+        path = check_path(path)
         book = self._book
-        with book.mutex, _file_lock(path):
-            remove_leftovers(path, _FILE_START)
+        with book.mutex, file_lock(path):
+            remove_leftovers(path, FILE_START)
             if path.exists():
-                other = PrivacyLedger._from_dict(_read_doc(path), str(path))
+                other = PrivacyLedger._from_dict(read_doc(path), str(path))
                 if other.id != book.id:
                     raise LedgerFileError(
                         f"path {str(path)!r} already holds another privacy ledger; overwriting it "
                         "would reset its budget. Use PrivacyLedger.load or another path")
                 known = set(other._book.entries)
                 book.entries = other._book.entries + [e for e in book.entries if e not in known]
-            _write_atomic(path, self.to_dict())
+            write_doc(path, self.to_dict())
             book.path = path
 
     @classmethod
@@ -406,10 +402,10 @@ class PrivacyLedger:
             If the file is missing, not a ledger, of another version, or
             corrupted (the message names ``path``).
         """
-        path = _check_path(path)
-        with _file_lock(path):
-            remove_leftovers(path, _FILE_START)
-            ledger = cls._from_dict(_read_doc(path), str(path))
+        path = check_path(path)
+        with file_lock(path):
+            remove_leftovers(path, FILE_START)
+            ledger = cls._from_dict(read_doc(path), str(path))
         ledger._book.path = path
         return ledger.with_scope(scope)
 
@@ -438,11 +434,11 @@ class PrivacyLedger:
         >>> PrivacyLedger.open(path).remaining
         0.5
         """
-        path = _check_path(path)
-        with _file_lock(path):
-            remove_leftovers(path, _FILE_START)
+        path = check_path(path)
+        with file_lock(path):
+            remove_leftovers(path, FILE_START)
             if path.exists():
-                ledger = cls._from_dict(_read_doc(path), str(path))
+                ledger = cls._from_dict(read_doc(path), str(path))
                 if total_epsilon is not None and total_epsilon != ledger.total_epsilon:
                     raise LedgerFileError(
                         f"path {str(path)!r} holds a ledger with total_epsilon="
@@ -453,7 +449,7 @@ class PrivacyLedger:
                     f"path {str(path)!r}: no such ledger file; pass total_epsilon to create one")
             else:
                 ledger = cls(total_epsilon)
-                _write_atomic(path, ledger.to_dict())
+                write_doc(path, ledger.to_dict())
         ledger._book.path = path
         return ledger.with_scope(scope)
 
@@ -519,80 +515,6 @@ def _from_v1(doc: dict, bad: Any) -> PrivacyLedger:
         raise bad(f"version 1 ledger: {exc}") from None
     ledger._book.id = hashlib.sha256(b"dpgraph-ledger-v1-id" + key).hexdigest()[:32]
     return ledger
-
-
-# ---- file plumbing -------------------------------------------------------------
-def _check_path(path: Any) -> Path:
-    """The ledger's real path: symlinks resolved, so the lock and the atomic replace act on
-    the one file every name of it reaches (replacing a symlink would fork the budget)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-    real = Path(os.path.realpath(path))
-    if os.path.lexists(real):
-        _check_file(real, str(path))
-    return real
-
-
-class _file_lock:
-    """Exclusive lock on ``PATH.lock`` (cross-process), as a context manager."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.lock = filelock.FileLock(str(path) + ".lock", timeout=_LOCK_TIMEOUT)
-
-    def __enter__(self) -> None:
-        try:
-            self.lock.acquire()
-        except filelock.Timeout:
-            raise LedgerFileError(
-                f"path {str(self.path)!r}: another process has held the ledger lock for "
-                f"{_LOCK_TIMEOUT:g} s; try again") from None
-        except OSError as exc:
-            raise LedgerFileError(
-                f"path {str(self.path)!r}: cannot create its lock file: {exc.strerror}") from None
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()
-
-
-def _read_doc(path: Path) -> Any:
-    _check_file(path)
-    try:
-        size = path.stat().st_size
-        if size > _MAX_FILE_BYTES:
-            raise LedgerFileError(f"path {str(path)!r} is too large to be a privacy ledger")
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise LedgerFileError(f"path {str(path)!r}: no such ledger file") from None
-    except IsADirectoryError:
-        raise LedgerFileError(f"path {str(path)!r} is a directory, not a ledger file") from None
-    except OSError as exc:
-        raise LedgerFileError(f"path {str(path)!r} cannot be read: {exc.strerror}") from None
-    try:
-        return _safejson.loads(raw, "ledger")
-    except ValueError as exc:
-        raise LedgerFileError(
-            f"path {str(path)!r} is not a dpgraph privacy ledger ({exc})") from None
-
-
-def _check_file(path: Path, name: str | None = None) -> None:
-    """A ledger is a regular file with one name: not a folder, a FIFO or device (which would
-    block while the lock is held), nor a file with hard links (each name would keep its own
-    budget after a charge)."""
-    name = str(path) if name is None else name
-    check_regular_file(path, f"path {name!r}", error=LedgerFileError, missing=None,
-                       single_name=True)
-
-
-#: how every ledger file starts (the first field of the JSON _write_atomic writes): the magic
-#: by which a killed write's temporary file is known to be dpgraph's
-_FILE_START = b'{\n "format": "' + FORMAT.encode() + b'"'
-
-
-def _write_atomic(path: Path, doc: dict) -> None:
-    import json
-
-    write_atomic(path, [json.dumps(doc, indent=1, allow_nan=False).encode()])
 
 
 def _real(x: Any) -> float:

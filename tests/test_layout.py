@@ -104,7 +104,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 #: own layer and the layers below.  A name is a top-level module or package of dpgraph.
 LAYERS = (
     ("_version", "_reals", "_safejson", "_files", "_frames", "_numba", "exceptions", "validation",
-     "ledger"),
+     "_ledger_file", "ledger"),
     ("core",),
     ("graph", "bounds"),
     ("datasets",),
