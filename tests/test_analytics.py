@@ -139,7 +139,7 @@ def test_communities_planted_partition():
     from dpgraph.experiments.peers import nmi
 
     assert nmi(truth, res.labels(range(180))) > 0.8
-    assert res.k >= 3
+    assert res.n_above_edge >= 3
     assert len(res.eigenvalues) and res.noise_edge > 0
     alt = R.communities(method="spectral")
     assert nmi(truth, alt.labels(range(180))) > 0.8

@@ -498,7 +498,8 @@ def test_free_memory_comes_from_psutil(monkeypatch):
     Mem = collections.namedtuple("Mem", "available")
     monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 20))
     assert _memory.available_memory() == 1 << 20
+    # 30,000 nodes need 112 MB: above the size below which the OS is not asked (_memory.SMALL)
     with pytest.raises(MemoryError, match="only 1.00 MiB is available"):
-        dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY)
+        dpgraph.release(nx.empty_graph(30_000), 1.0, seed=KEY)
     monkeypatch.setattr(psutil, "virtual_memory", lambda: Mem(1 << 40))
     assert dpgraph.release(nx.empty_graph(3000), 1.0, seed=KEY).number_of_nodes() == 3000

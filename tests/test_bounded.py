@@ -257,8 +257,9 @@ def test_report_refuses_a_shared_computation_once(monkeypatch):
     ctx = report_context(R)
     rows = {r["name"]: r for r in ctx["statistics"]}
     assert calls == ["triangles"]  # the others were not tried again
-    said = [x for x in ctx["not_computed"] if "28.00 GiB" in x["message"]]
-    assert len(said) == 1  # one message, with its sizes, for every statistic it stopped
+    said = [x for x in ctx["not_computed"] if "28.00 GiB" in x["detail"]]
+    assert len(said) == 1  # one entry, its sizes behind it, for every statistic it stopped
+    assert "memory" in said[0]["message"] and "GiB" not in said[0]["message"]  # for people
     for name in ("triangles", "wedges", "transitivity", "average clustering"):
         assert rows[name]["error"] and name in said[0]["what"]
 

@@ -185,8 +185,8 @@ def _dpg_with_header(path, head: bytes) -> int:
     """A .dpg file whose header is ``head`` (its payload and digest are filler)."""
     import struct
 
-    from dpgraph.graph.io import MAGIC
-    data = MAGIC + struct.pack("<IQ", 1, len(head)) + head + bytes(64)
+    from dpgraph.graph.io import FORMAT_VERSION, MAGIC
+    data = MAGIC + struct.pack("<IQ", FORMAT_VERSION, len(head)) + head + bytes(64)
     path.write_bytes(data)
     return len(data)
 
@@ -195,7 +195,7 @@ def _dpg_with_header(path, head: bytes) -> int:
 def test_a_header_of_empty_containers_is_refused_before_it_is_parsed(tmp_path, filler):
     import tracemalloc
     count = (6 << 20) // (len(filler) + 1)  # a 6 MiB header, inside the limit of its n
-    head = (b'{"format":"dpgraph","version":1,"kind":"dense","n":8192,"x":['
+    head = (b'{"format":"dpgraph","version":2,"kind":"dense","n":8192,"x":['
             + b",".join([filler] * count) + b"]}")
     size = _dpg_with_header(tmp_path / "amp.dpg", head)
     del head

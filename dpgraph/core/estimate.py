@@ -170,7 +170,8 @@ class Estimate:
         ``interval`` (Fieller's for a ratio, the bound interval).  For an
         unbiased estimate (``proper=False``) the normal interval is not
         clipped: an unbiased estimate of a small count can be negative and
-        the interval says how far.  For a proper estimate it is clipped to
+        the interval says how far (the same holds for a finite interval from
+        a rule, such as the exact normal-Laplace one of a fused degree).  For a proper estimate it is clipped to
         the feasible range, each end on its own, but never narrower than the
         data allow: where clipping leaves less than the half-width of the
         unclipped interval, it reaches that far from the end of the range it
@@ -189,10 +190,16 @@ class Estimate:
         z = float(ndtri(0.5 + check_level(level) / 2))
         lower, upper = self.feasible_range
         v = np.asarray(self.value, dtype=float)
+        exact = False  # an unbiased estimate's own interval, from its rule, left unclipped
         if self.interval is not None:
-            lo, hi = (np.asarray(x, dtype=float) for x in self.interval(z, float(lower), float(upper)))
             rlo, rhi = self.interval(z, -np.inf, np.inf)
             half = np.asarray((rhi - rlo) / 2, dtype=float)
+            exact = not self.proper and bool(np.all(np.isfinite(rlo) & np.isfinite(rhi)))
+            if exact:
+                lo, hi = np.asarray(rlo, dtype=float), np.asarray(rhi, dtype=float)
+            else:
+                lo, hi = (np.asarray(x, dtype=float)
+                          for x in self.interval(z, float(lower), float(upper)))
         else:
             c = np.asarray(self.raw, dtype=float)
             half = z * np.asarray(self.std, dtype=float)
@@ -202,7 +209,7 @@ class Estimate:
                 bad = ~(np.isfinite(lo) & np.isfinite(hi))
                 lo = np.where(bad, lower, np.clip(lo, lower, upper))
                 hi = np.where(bad, upper, np.clip(hi, lower, upper))
-        if self.proper or self.interval is not None:
+        if self.proper or (self.interval is not None and not exact):
             lo, hi = keep_width(lo, hi, half, lower, upper)
             finite = np.isfinite(v)
             lo = np.where(finite, np.fmin(lo, v), lo)
