@@ -8,6 +8,7 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from .._frames import drops_input_frames
+from ..core import SubsampledProbabilities, subsampled_probabilities
 from ..core.degree_fusion import check_share
 from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
@@ -20,14 +21,7 @@ from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input
 from .io import read_release, release_type
 from .private import PrivateGraph
-from .sparse import (
-    SparseInput,
-    SubsampledProbabilities,
-    release_sparse,
-    sparse_input,
-    sparse_release_bytes,
-    subsampled_probabilities,
-)
+from .sparse import SparseInput, release_sparse, sparse_input, sparse_release_bytes
 from .timing import TimePad
 
 if TYPE_CHECKING:

@@ -55,6 +55,7 @@ from typing import Any, NamedTuple, Union
 import numpy as np
 
 from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
+from ..core import kept_response
 from .degree_channel import degree_header, degree_read
 from .edgelist import shown_path
 from .sparse_io import sparse_payload, sparse_read
@@ -520,16 +521,12 @@ def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
     if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
         return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
     if adj.file_kind == "sparsetyped":  # ... of the subsampled K-ary channel
-        from .typed.sparse import TypedSubsampling
-
-        sub = TypedSubsampling(rr, int(adj.keep_numerator))
+        sub = kept_response(rr, int(adj.keep_numerator), typed=True)
         return sub.channel.collapse(np.arange(rr.K) > 0), sub.keep
     keep_numerator = getattr(adj, "keep_numerator", None)
     if keep_numerator is None or int(keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0
-    from .sparse import SubsampledProbabilities
-
-    probs = SubsampledProbabilities(rr, int(keep_numerator))
+    probs = kept_response(rr, int(keep_numerator), typed=False)
     return probs.channel, float(probs.keep)
 
 
@@ -537,9 +534,7 @@ def _typed_channel(adj: Any, rr: Any) -> Any:
     """The K-ary channel of a sparse typed release (None for a dense one: plain K-ary)."""
     if adj.file_kind != "sparsetyped":
         return None
-    from .typed.sparse import TypedSubsampling
-
-    return TypedSubsampling(rr, int(adj.keep_numerator)).channel
+    return kept_response(rr, int(adj.keep_numerator), typed=True).channel
 
 
 def _check_claims(header: dict, channel: Any, keep: float, name: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from networkx import DiGraph, Graph
 
+from ...core import TypedSubsampling, typed_subsampling
 from ...core.estimators import Channel
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
@@ -21,13 +22,7 @@ from ..tables import frame_columns, is_dataframe
 from .adjacency import TypedAdjacency
 from .encoding import TieValues, encode_typed, has_other_attributes, tie_values
 from .sampler import release_typed, typed_release_bytes
-from .sparse import (
-    TypedSubsampling,
-    release_sparse_typed,
-    sparse_typed_bytes,
-    sparse_typed_input,
-    typed_subsampling,
-)
+from .sparse import release_sparse_typed, sparse_typed_bytes, sparse_typed_input
 from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedParts", "typed_release"]
