@@ -130,3 +130,38 @@ def test_no_release_path_bypasses_the_transaction_on_the_public_surface():
 
     assert "release_tiled" not in blockwise.__all__
     assert not hasattr(blockwise, "release_tiled")
+
+
+def test_every_in_memory_kind_runs_size_then_charge_then_sample(monkeypatch):
+    """One sequence for every row (kinds.run): the row's size check, tx.commit(), its sampler."""
+    from dpgraph.core.transaction import ReleaseTransaction
+    from dpgraph.graph import kinds
+
+    order: list[str] = []
+
+    def record(what, fn):
+        def wrapped(*args, **kwargs):
+            order.append(what)
+            return fn(*args, **kwargs)
+        return wrapped
+
+    commit = ReleaseTransaction.commit
+    monkeypatch.setattr(ReleaseTransaction, "commit", record("commit", commit))
+    for name in ("dense", "sparse", "typed", "typed sparse"):
+        mech = KINDS[name].mechanics
+        for step in ("size", "sample"):
+            monkeypatch.setattr(mech, step, staticmethod(record(f"{name} {step}",
+                                                                getattr(mech, step))))
+    G = nx.gnm_random_graph(40, 120, seed=1)
+    typed = {"edge_attr": "s", "values": ["+", "-"]}
+    made = {"dense": lambda: dpgraph.release(G, 1.0, seed=0),
+            "sparse": lambda: dpgraph.release(G, 1.0, seed=0, keep=0.5),
+            "typed": lambda: dpgraph.release(_signed(), 1.0, seed=0, **typed),
+            "typed sparse": lambda: dpgraph.release(_signed(), 1.0, seed=0, keep=0.5, **typed)}
+    for name, make in made.items():
+        order.clear()
+        R = make()
+        assert order == [f"{name} size", "commit", f"{name} sample"], name
+        assert kind_of(R) is KINDS[name] is kinds.row_for(name.startswith("typed"),
+                                                         name.endswith("sparse"))
+    assert KINDS["blockwise"].mechanics is None  # it writes tiles to a store (blockwise/)

@@ -23,18 +23,28 @@ typed sparse   sparsetyped   sparse     typed, csr
 blockwise      (a store)     blockwise  packed words, store
 =============  ============  =========  ====================================
 
-Adding a kind is one row here, its sampler and size function (module of its
-own), and its payload reader in :mod:`dpgraph.graph.io`; see docs/design.md.
+Each in-memory row also holds its ``mechanics`` (:mod:`dpgraph.graph.mechanics`:
+its subsampling plan, size check, input and sampler), and :func:`run` makes a
+release of any kind in one sequence: size check (:func:`check`, before
+anything is charged), ``tx.commit()``, the row's sampler, then the composed
+degree channel when the transaction carries one (a row modifier: the noisy
+degrees of :mod:`dpgraph.graph.degree_channel`, drawn after the pairs from
+the same stream).  :func:`row_for` picks the row of a release's arguments.
+
+Adding a kind is one row here with its mechanics, and its payload in
+:mod:`dpgraph.graph.io`; see docs/design.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["ANALYTIC_NEEDS", "KINDS", "ReleaseKind", "capabilities", "declare_needs",
-           "kind_of", "refuse_unmet"]
+from . import degree_channel, mechanics
+
+__all__ = ["ANALYTIC_NEEDS", "KINDS", "Made", "ReleaseKind", "capabilities", "check",
+           "declare_needs", "kind_of", "refuse_unmet", "row_for", "run"]
 
 
 @dataclass(frozen=True)
@@ -52,19 +62,24 @@ class ReleaseKind:
         ``"sparse"`` (the kept pairs in CSR form) or ``"blockwise"`` (on disk).
     capabilities : frozenset of str
         Among ``"typed"``, ``"packed words"``, ``"csr"``, ``"store"``.
+    mechanics : type or None
+        Its plan, size check, input and sampler (:mod:`dpgraph.graph.mechanics`);
+        None for the blockwise kind, which writes tiles to a store.
     """
 
     name: str
     file_kind: str | None
     storage: str
     capabilities: frozenset[str]
+    mechanics: Any = None
 
 
 KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
-    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"})),
-    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"})),
-    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"})),
-    ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"})),
+    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"}), mechanics.dense),
+    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"}), mechanics.sparse),
+    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"}), mechanics.typed),
+    ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"}),
+                mechanics.typed_sparse),
     ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
 )}
 _BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
@@ -85,6 +100,51 @@ def kind_of(R: Any) -> ReleaseKind:
         return _BY_FILE_KIND[file_kind]
     except KeyError:
         raise ValueError(f"no release kind stores its pairs as {file_kind!r}") from None
+
+
+def row_for(typed: bool, sparse: bool) -> ReleaseKind:
+    """The in-memory row of a release's arguments: typed (``edge_attr=``) and sparse (``keep=``)."""
+    return KINDS[{(False, False): "dense", (False, True): "sparse", (True, False): "typed",
+                  (True, True): "typed sparse"}[bool(typed), bool(sparse)]]
+
+
+def check(row: ReleaseKind, rr: Any, n: int, directed: bool, keep: Any, target_edges: Any,
+          edge_bound: Any) -> Any:
+    """The row's plan for ``n`` nodes, after refusing a release that cannot fit.
+
+    From public quantities only (n, direction, epsilon, K, keep and the
+    declared ``edge_bound``), before anything is charged.
+    """
+    plan = row.mechanics.plan(rr, n, directed, keep, target_edges)
+    row.mechanics.size(rr, plan, n, directed, edge_bound)
+    return plan
+
+
+class Made(NamedTuple):
+    """What :func:`run` released: the arguments of a ``PrivateGraph``'s parts."""
+
+    adjacency: Any
+    channel: Any  # None: plain randomized response
+    keep: float
+    degree_channel: Any  # None: no composed degree channel
+
+
+def run(row: ReleaseKind, tx: Any, enc: Any, data: Any, plan: Any,
+        degree_share: float = 0.0) -> Made:
+    """Charge ``tx``, then sample the row's release of ``data`` (and the degrees, if composed).
+
+    Call it once every check has passed (:func:`check` for the size, and
+    the input read and prepared with ``row.mechanics.prepare``): the
+    transaction commits here, immediately before sampling, so a refusal
+    costs no budget.  A transaction opened with a Laplace share adds the
+    noisy degrees of ``enc``, drawn after the pairs from the same stream.
+    """
+    source = tx.commit()  # the seeded-release warning names the user's line (a stack walk)
+    adjacency, channel, keep = row.mechanics.sample(data, plan, tx.probabilities, source)
+    degrees = None
+    if tx.laplace is not None:  # the composed kind: the degrees after the pairs
+        degrees = degree_channel.sample(enc, degree_share, tx.epsilon, tx.laplace, source)
+    return Made(adjacency, channel, keep, degrees)
 
 
 def capabilities(R: Any) -> frozenset[str]:
