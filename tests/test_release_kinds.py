@@ -165,3 +165,15 @@ def test_every_in_memory_kind_runs_size_then_charge_then_sample(monkeypatch):
         assert kind_of(R) is KINDS[name] is kinds.row_for(name.startswith("typed"),
                                                          name.endswith("sparse"))
     assert KINDS["blockwise"].mechanics is None  # it writes tiles to a store (blockwise/)
+
+
+def test_the_file_format_reads_each_payload_from_its_row(tmp_path):
+    from dpgraph.graph import io
+
+    for row in KINDS.values():
+        if row.file_kind is not None:
+            assert io.KINDS[row.file_kind] == row.payload, row.name
+    for name, R in _releases(tmp_path).items():
+        if name != "blockwise":
+            R.save(tmp_path / f"{name}.dpg")
+            assert kind_of(dpgraph.load(tmp_path / f"{name}.dpg")) is KINDS[name]

@@ -47,7 +47,6 @@ import math
 import os
 import re
 import struct
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Union
@@ -56,16 +55,10 @@ import numpy as np
 
 from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
 from ..core import kept_response
+from . import kinds as _kinds
 from .degree_channel import degree_header, degree_read
 from .edgelist import shown_path
-from .sparse_io import sparse_payload, sparse_read
-from .typed.typed_io import (
-    header_tie_values,
-    sparse_typed_payload,
-    sparse_typed_read,
-    typed_payload,
-    typed_read,
-)
+from .typed.typed_io import header_tie_values
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
            "register_kind", "release_type"]
@@ -125,37 +118,12 @@ def _is_number(x: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- kinds
-def _packed_payload(adj: Any) -> tuple[dict, np.ndarray]:
-    words = np.ascontiguousarray(adj.words)
-    if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
-        words = words.byteswap()
-    meta = {"words_per_row": int(words.shape[1]), "word_bits": 64, "bit_order": "lsb0"}
-    return meta, words
-
-
-def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
-    from .packed import PackedAdjacency, has_non_pair_bits, words_per_row
-
-    nw = words_per_row(n)
-    if header.get("words_per_row") != nw or header.get("word_bits") != 64 \
-            or header.get("bit_order") != "lsb0":
-        raise ValueError("file header: packed layout fields do not match n; the file is corrupted")
-    if buf.nbytes != n * nw * 8:
-        raise ValueError("file header: payload size does not match n; the file is corrupted")
-    words = buf.view("<u8").reshape(n, nw).astype(np.uint64, copy=False)
-    if has_non_pair_bits(words, n, directed):
-        raise ValueError("file has bits set outside the vertex pairs of its graph; it is corrupted")
-    return PackedAdjacency(words, n, directed)
-
-
-#: kind -> (writer, reader) of the payload.
-KINDS: dict[str, tuple[Any, Any]] = {
-    "packed": (_packed_payload, _packed_read),
-    "sparse": (sparse_payload, sparse_read),
-    "typed": (typed_payload, typed_read),
-    "sparsetyped": (sparse_typed_payload, sparse_typed_read),
-}
-_TYPED_KINDS = ("typed", "sparsetyped")
+#: file kind -> (writer, reader) of the payload: the rows of the table of release kinds
+#: (:data:`dpgraph.graph.kinds.KINDS`), then the kinds upper layers register
+KINDS: dict[str, tuple[Any, Any]] = {row.file_kind: row.payload for row in _kinds.KINDS.values()
+                                     if row.file_kind is not None and row.payload is not None}
+_TYPED_KINDS = tuple(row.file_kind for row in _kinds.KINDS.values()
+                     if "typed" in row.capabilities)
 #: kind -> the class :func:`dpgraph.load` builds for it (PrivateGraph when not listed)
 RELEASE_TYPES: dict[str, Any] = {}
 

@@ -42,6 +42,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from . import degree_channel, mechanics
+from .packed_io import packed_payload, packed_read
+from .sparse_io import sparse_payload, sparse_read
+from .typed.typed_io import sparse_typed_payload, sparse_typed_read, typed_payload, typed_read
 
 __all__ = ["ANALYTIC_NEEDS", "KINDS", "Made", "ReleaseKind", "capabilities", "check",
            "declare_needs", "kind_of", "refuse_unmet", "row_for", "run"]
@@ -65,6 +68,11 @@ class ReleaseKind:
     mechanics : type or None
         Its plan, size check, input and sampler (:mod:`dpgraph.graph.mechanics`);
         None for the blockwise kind, which writes tiles to a store.
+    payload : tuple or None
+        ``(writer, reader)`` of its file payload (:mod:`dpgraph.graph.io`
+        picks them from the row): ``writer(adjacency) -> (header fields,
+        payload)``, ``reader(payload, header, n, directed) -> adjacency``,
+        checking the payload against the header.
     """
 
     name: str
@@ -72,14 +80,18 @@ class ReleaseKind:
     storage: str
     capabilities: frozenset[str]
     mechanics: Any = None
+    payload: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 
 
 KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
-    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"}), mechanics.dense),
-    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"}), mechanics.sparse),
-    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"}), mechanics.typed),
+    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"}), mechanics.dense,
+                (packed_payload, packed_read)),
+    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"}), mechanics.sparse,
+                (sparse_payload, sparse_read)),
+    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"}), mechanics.typed,
+                (typed_payload, typed_read)),
     ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"}),
-                mechanics.typed_sparse),
+                mechanics.typed_sparse, (sparse_typed_payload, sparse_typed_read)),
     ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
 )}
 _BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
