@@ -177,3 +177,21 @@ def test_the_file_format_reads_each_payload_from_its_row(tmp_path):
         if name != "blockwise":
             R.save(tmp_path / f"{name}.dpg")
             assert kind_of(dpgraph.load(tmp_path / f"{name}.dpg")) is KINDS[name]
+
+
+def test_kind_decisions_read_the_row_not_the_adjacency(tmp_path):
+    """The triangle pass, the community plan and the file's channel choose by capabilities."""
+    import re
+
+    from dpgraph.graph.analytics.triangle_counting import TriangleCounter
+
+    for name, R in _releases(tmp_path).items():
+        counter = TriangleCounter(R)
+        caps = KINDS[name].capabilities
+        assert counter.is_sparse == ("csr" in caps), name
+        assert counter.is_packed == ("packed words" in caps and "store" not in caps), name
+    probe = re.compile(r'hasattr\([\w.]+, "(words|indptr|indices|keep_numerator)"\)'
+                       r'|file_kind [!=]= "|getattr\([\w.]+, "keep_numerator"')
+    for path in ("graph/io.py", "graph/analytics/triangle_counting.py",
+                 "graph/analytics/community_planning.py"):
+        assert not probe.findall((ROOT / "dpgraph" / path).read_text()), path

@@ -482,25 +482,31 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     return ReleaseParts(adj, index, rr, channel, keep, name, None, dc)
 
 
+def _row_capabilities(adj: Any) -> frozenset[str]:
+    """The capabilities of the adjacency's row (none for a kind registered without one)."""
+    row = next((r for r in _kinds.KINDS.values() if r.file_kind == adj.file_kind), None)
+    return frozenset() if row is None else row.capabilities
+
+
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
-    """(channel, keep) of an adjacency, from its numerators alone."""
+    """(channel, keep) of an adjacency, from its numerators alone (its row says which)."""
     from ..core.estimators import Channel
 
-    if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
-        return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
-    if adj.file_kind == "sparsetyped":  # ... of the subsampled K-ary channel
+    caps = _row_capabilities(adj)
+    if "typed" in caps:  # the any-tie collapse of K-ary randomized response, kept or not
+        if "csr" not in caps:
+            return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
         sub = kept_response(rr, int(adj.keep_numerator), typed=True)
         return sub.channel.collapse(np.arange(rr.K) > 0), sub.keep
-    keep_numerator = getattr(adj, "keep_numerator", None)
-    if keep_numerator is None or int(keep_numerator) == 1 << 64:
+    if "csr" not in caps or int(adj.keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0
-    probs = kept_response(rr, int(keep_numerator), typed=False)
+    probs = kept_response(rr, int(adj.keep_numerator), typed=False)
     return probs.channel, float(probs.keep)
 
 
 def _typed_channel(adj: Any, rr: Any) -> Any:
     """The K-ary channel of a sparse typed release (None for a dense one: plain K-ary)."""
-    if adj.file_kind != "sparsetyped":
+    if {"typed", "csr"} - _row_capabilities(adj):
         return None
     return kept_response(rr, int(adj.keep_numerator), typed=True).channel
 

@@ -47,7 +47,7 @@ from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import sparse_typed_payload, sparse_typed_read, typed_payload, typed_read
 
 __all__ = ["ANALYTIC_NEEDS", "KINDS", "Made", "ReleaseKind", "capabilities", "check",
-           "declare_needs", "kind_of", "refuse_unmet", "row_for", "run"]
+           "declare_needs", "kind_of", "offers", "refuse_unmet", "row_for", "run"]
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,16 @@ def run(row: ReleaseKind, tx: Any, enc: Any, data: Any, plan: Any,
     if tx.laplace is not None:  # the composed kind: the degrees after the pairs
         degrees = degree_channel.sample(enc, degree_share, tx.epsilon, tx.laplace, source)
     return Made(adjacency, channel, keep, degrees)
+
+
+def offers(R: Any) -> frozenset[str]:
+    """The capabilities of ``R``'s row; none for a kind an upper layer registered without one.
+
+    The kind decisions of the analytics (packed words or CSR) read this, not
+    the adjacency's attributes.
+    """
+    row = _BY_FILE_KIND.get(getattr(getattr(R, "adjacency", None), "file_kind", None))
+    return frozenset() if row is None else row.capabilities
 
 
 def capabilities(R: Any) -> frozenset[str]:
