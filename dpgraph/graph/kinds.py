@@ -31,8 +31,9 @@ degree channel when the transaction carries one (a row modifier: the noisy
 degrees of :mod:`dpgraph.graph.degree_channel`, drawn after the pairs from
 the same stream).  :func:`row_for` picks the row of a release's arguments.
 
-Adding a kind is one row here with its mechanics, and its payload in
-:mod:`dpgraph.graph.io`; see docs/design.md.
+Each row with a file payload also holds its writer and reader
+(``payload``); :mod:`dpgraph.graph.io` takes them from here.  Adding an
+in-memory kind is one row with its mechanics and payload; see docs/design.md.
 """
 
 from __future__ import annotations
