@@ -47,14 +47,9 @@ def _previous_estimate(probs, n: int, m: int) -> int:
 
 def measure(n: int, m: int, keep: float, seed: int = 0) -> tuple[int, int, int]:
     """(peak, estimate, previous estimate) in bytes for one sparse release at epsilon 1."""
-    from dpgraph.core import SeededRandom, rr_probabilities
+    from dpgraph.core import SeededRandom, rr_probabilities, subsampled_probabilities
     from dpgraph.graph.inputs import read_input
-    from dpgraph.graph.sparse import (
-        release_sparse,
-        sparse_input,
-        sparse_release_bytes,
-        subsampled_probabilities,
-    )
+    from dpgraph.graph.sparse import release_sparse, sparse_input, sparse_release_bytes
 
     enc = read_input(_edges(n, m, seed), nodes=n)
     probs = subsampled_probabilities(rr_probabilities(1.0), n, False, keep=keep)

@@ -53,10 +53,10 @@ def main(argv=None) -> None:
     print("load average at start (other processes share these cores): "
           + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
-    from dpgraph.core import SecureRandom, pair_count, rr_probabilities
+    from dpgraph.core import SecureRandom, pair_count, rr_probabilities, subsampled_probabilities
     from dpgraph.graph.dense import release_packed
     from dpgraph.graph.encoding import EncodedGraph, NodeIndex
-    from dpgraph.graph.sparse import release_sparse, subsampled_probabilities
+    from dpgraph.graph.sparse import release_sparse
 
     rr = rr_probabilities(args.epsilon)
     n, N = args.n, pair_count(args.n, False)

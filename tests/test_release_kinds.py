@@ -130,3 +130,68 @@ def test_no_release_path_bypasses_the_transaction_on_the_public_surface():
 
     assert "release_tiled" not in blockwise.__all__
     assert not hasattr(blockwise, "release_tiled")
+
+
+def test_every_in_memory_kind_runs_size_then_charge_then_sample(monkeypatch):
+    """One sequence for every row (kinds.run): the row's size check, tx.commit(), its sampler."""
+    from dpgraph.core.transaction import ReleaseTransaction
+    from dpgraph.graph import kinds
+
+    order: list[str] = []
+
+    def record(what, fn):
+        def wrapped(*args, **kwargs):
+            order.append(what)
+            return fn(*args, **kwargs)
+        return wrapped
+
+    commit = ReleaseTransaction.commit
+    monkeypatch.setattr(ReleaseTransaction, "commit", record("commit", commit))
+    for name in ("dense", "sparse", "typed", "typed sparse"):
+        mech = KINDS[name].mechanics
+        for step in ("size", "sample"):
+            monkeypatch.setattr(mech, step, staticmethod(record(f"{name} {step}",
+                                                                getattr(mech, step))))
+    G = nx.gnm_random_graph(40, 120, seed=1)
+    typed = {"edge_attr": "s", "values": ["+", "-"]}
+    made = {"dense": lambda: dpgraph.release(G, 1.0, seed=0),
+            "sparse": lambda: dpgraph.release(G, 1.0, seed=0, keep=0.5),
+            "typed": lambda: dpgraph.release(_signed(), 1.0, seed=0, **typed),
+            "typed sparse": lambda: dpgraph.release(_signed(), 1.0, seed=0, keep=0.5, **typed)}
+    for name, make in made.items():
+        order.clear()
+        R = make()
+        assert order == [f"{name} size", "commit", f"{name} sample"], name
+        assert kind_of(R) is KINDS[name] is kinds.row_for(name.startswith("typed"),
+                                                         name.endswith("sparse"))
+    assert KINDS["blockwise"].mechanics is None  # it writes tiles to a store (blockwise/)
+
+
+def test_the_file_format_reads_each_payload_from_its_row(tmp_path):
+    from dpgraph.graph import io
+
+    for row in KINDS.values():
+        if row.file_kind is not None:
+            assert io.KINDS[row.file_kind] == row.payload, row.name
+    for name, R in _releases(tmp_path).items():
+        if name != "blockwise":
+            R.save(tmp_path / f"{name}.dpg")
+            assert kind_of(dpgraph.load(tmp_path / f"{name}.dpg")) is KINDS[name]
+
+
+def test_kind_decisions_read_the_row_not_the_adjacency(tmp_path):
+    """The triangle pass, the community plan and the file's channel choose by capabilities."""
+    import re
+
+    from dpgraph.graph.analytics.triangle_counting import TriangleCounter
+
+    for name, R in _releases(tmp_path).items():
+        counter = TriangleCounter(R)
+        caps = KINDS[name].capabilities
+        assert counter.is_sparse == ("csr" in caps), name
+        assert counter.is_packed == ("packed words" in caps and "store" not in caps), name
+    probe = re.compile(r'hasattr\([\w.]+, "(words|indptr|indices|keep_numerator)"\)'
+                       r'|file_kind [!=]= "|getattr\([\w.]+, "keep_numerator"')
+    for path in ("graph/io.py", "graph/analytics/triangle_counting.py",
+                 "graph/analytics/community_planning.py"):
+        assert not probe.findall((ROOT / "dpgraph" / path).read_text()), path

@@ -19,14 +19,10 @@ from dpgraph.core import (
     rr_probabilities,
 )
 from dpgraph.core.sampling import geometric
+from dpgraph.core.subsampling import subsampled_probabilities
 from dpgraph.graph.encoding import EncodedGraph, NodeIndex, encode_graph
 from dpgraph.graph.packed import PackedAdjacency, words_per_row
-from dpgraph.graph.sparse import (
-    SparseAdjacency,
-    bernoulli_positions,
-    release_sparse,
-    subsampled_probabilities,
-)
+from dpgraph.graph.sparse import SparseAdjacency, bernoulli_positions, release_sparse
 
 P_MIN = 1e-4  # chi-square / exact-test p-value threshold for every statistical test here
 

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 import dpgraph
-from dpgraph.core import rr_probabilities
+from dpgraph.core import TypedSubsampling, rr_probabilities, typed_subsampling
 from dpgraph.experiments import signed_data
 from dpgraph.graph.adjacency import Adjacency, PackedWords, ValuedAdjacency
 from dpgraph.graph.encoding import encode_graph
@@ -22,7 +22,6 @@ from dpgraph.graph.io import _PREFIX
 from dpgraph.graph.packed import words_per_row
 from dpgraph.graph.typed.adjacency import TypedAdjacency
 from dpgraph.graph.typed.encoding import encode_typed, value_bits
-from dpgraph.graph.typed.sparse import TypedSubsampling, typed_subsampling
 from dpgraph.graph.typed.sparse_adjacency import SparseTypedAdjacency
 from dpgraph.planner import typed_count_std
 

@@ -29,6 +29,15 @@ from .pairs import pair_count, pair_from_index, pair_index
 from .probabilities import RRProbabilities, rr_probabilities
 from .queries import StatisticalQuery
 from .randomness import RandomSource, SecureRandom, SeededRandom, resolve_random
+from .subsampling import (
+    KeptResponse,
+    SubsampledProbabilities,
+    TypedSubsampling,
+    keep_numerator,
+    kept_response,
+    subsampled_probabilities,
+    typed_subsampling,
+)
 from .tables import estimate_columns, estimates_frame
 from .transaction import ReleaseTransaction
 from .universe import Universe
@@ -45,6 +54,7 @@ __all__ = [
     "Estimate",
     "FiellerInterval",
     "Group",
+    "KeptResponse",
     "MechanismE",
     "NormalLaplaceInterval",
     "RRProbabilities",
@@ -53,6 +63,8 @@ __all__ = [
     "SecureRandom",
     "SeededRandom",
     "StatisticalQuery",
+    "SubsampledProbabilities",
+    "TypedSubsampling",
     "Universe",
     "apply_proper",
     "count_estimate",
@@ -61,6 +73,8 @@ __all__ = [
     "estimates_frame",
     "fieller_interval",
     "histogram_estimate",
+    "keep_numerator",
+    "kept_response",
     "pair_count",
     "pair_from_index",
     "pair_index",
@@ -68,5 +82,7 @@ __all__ = [
     "resolve_random",
     "rr_probabilities",
     "split_epsilon",
+    "subsampled_probabilities",
+    "typed_subsampling",
     "unbiased_estimate",
 ]

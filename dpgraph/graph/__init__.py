@@ -11,8 +11,9 @@ planner, command line): the input table's reader (:func:`read_input`,
 :func:`encode_graph`), the edge-list reader (:func:`read_table_chunks`,
 :func:`source_name`), the signing keys (:func:`signing_key`,
 :func:`verify_key`, :func:`public_hex`, :func:`write_key_files`) and the
-channels of a planned release (:func:`subsampled_probabilities`,
-:func:`typed_cut_std`).
+std of a planned typed cut (:func:`typed_cut_std`); the subsampled
+channels of a planned release are the core's
+(:func:`dpgraph.core.subsampled_probabilities`).
 """
 
 from .adjacency import Adjacency, PackedWords, ValuedAdjacency
@@ -26,7 +27,7 @@ from .packed import PackedAdjacency
 from .private import PrivateGraph
 from .protocol import Release
 from .signing import key_source, public_hex, signing_key, verify_key, write_key_files
-from .sparse import SparseAdjacency, subsampled_probabilities
+from .sparse import SparseAdjacency
 from .typed import TieValues, TypedAdjacency
 from .typed.planning import typed_count_std, typed_cut_std
 
@@ -54,7 +55,6 @@ __all__ = [
     "release",
     "signing_key",
     "source_name",
-    "subsampled_probabilities",
     "typed_count_std",
     "typed_cut_std",
     "verify_key",

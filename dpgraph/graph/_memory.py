@@ -178,12 +178,10 @@ KINDS = ("dense", "sparse", "blockwise")
 def release_kind(R: Any) -> str:
     """``"dense"``, ``"sparse"`` or ``"blockwise"``: how the release ``R`` stores its pairs.
 
-    The ``storage`` of its row in the table of release kinds
-    (:func:`dpgraph.graph.kinds.kind_of`): a sparse typed release is sparse.
+    The ``storage`` of its row in the table of release kinds (``R.kind``,
+    :func:`dpgraph.graph.kinds.kind_of`): a sparse typed release is sparse.
     """
-    from .kinds import kind_of
-
-    return kind_of(R).storage
+    return R.kind.storage
 
 
 @dataclass(frozen=True)

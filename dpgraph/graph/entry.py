@@ -9,25 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from .._frames import drops_input_frames
 from ..core.degree_fusion import check_share
-from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource, SecureRandom, SeededRandom, SeedLike
 from ..core.transaction import ReleaseTransaction
 from ..validation import Boolean, InstanceOf, Integer, Optional, validate_params
-from . import degree_channel
-from ._memory import SPARSE_RELEASE_ADVICE, check_fits, check_release_fits
-from .dense import release_packed
+from . import kinds
 from .encoding import EncodedGraph
 from .inputs import GraphInput, public_n, read_input
 from .io import read_release, release_type
 from .private import PrivateGraph
-from .sparse import (
-    SparseInput,
-    SubsampledProbabilities,
-    release_sparse,
-    sparse_input,
-    sparse_release_bytes,
-    subsampled_probabilities,
-)
 from .timing import TimePad
 
 if TYPE_CHECKING:
@@ -206,59 +195,42 @@ def release(
                             parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger, laplace_share=share)
     rr = tx.probabilities
-    sparse = keep is not None or target_edges is not None
+    row = kinds.row_for(typed=False, sparse=keep is not None or target_edges is not None)
     # every size from public quantities alone (n, epsilon, keep, the declared bound), before
     # the input is read and before the charge: never from the input's edges
     bound = edge_bound if max_edges is None else \
         max_edges if edge_bound is None else min(edge_bound, max_edges)
-    checked: dict[int, SubsampledProbabilities | None] = {}
+    checked: dict[int, Any] = {}
 
-    def check(n: int) -> SubsampledProbabilities | None:
+    def check(n: int) -> Any:
         if n not in checked:
-            check_release_fits(n, directed, sparse)
-            probs = None
-            if sparse:
-                probs = subsampled_probabilities(rr, n, directed, keep, target_edges)
-                check_fits(sparse_release_bytes(probs, n, directed, bound),
-                           f"a sparse release of {n:,} nodes at keep={probs.keep:.3g}",
-                           SPARSE_RELEASE_ADVICE)
-            checked[n] = probs
+            checked[n] = kinds.check(row, rr, n, directed, keep, target_edges, bound)
         return checked[n]
 
     n = public_n(G, nodes)
     if isinstance(n, int) and n >= 2:
         check(n)
 
-    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, SparseInput | None,
-                                         SubsampledProbabilities | None]:
+    def prepare(H: Any, v: Any) -> tuple[EncodedGraph, Any, Any]:
         enc = read_input(H, directed=directed, nodes=v)
-        probs = check(enc.n)  # n was public; known now if the arguments did not say it
+        plan = check(enc.n)  # n was public; known now if the arguments did not say it
         # what grows with the edges is allocated with the input, before the charge
-        return enc, (None if probs is None else sparse_input(enc)), probs
+        return enc, row.mechanics.prepare(enc, None, plan), plan
 
     pad = None
     if max_edges is not None:  # time a public input with max_edges edges first (timing.py)
-        pad = TimePad(max_edges, lambda H, v: _sample(*prepare(H, v), rr, _throwaway(tx.secure)),
-                      G, nodes, directed)
-    enc, data, probs = prepare(G, nodes)
+        pad = TimePad(max_edges, lambda H, v: row.mechanics.sample(
+            *prepare(H, v)[1:], rr, _throwaway(tx.secure)), G, nodes, directed)
+    enc, data, plan = prepare(G, nodes)
     if pad is not None:
         pad.check(enc.rows.size)
-    # every input is validated above: charge, warn about a seed, then sample
-    source = tx.commit()  # the seeded-release warning names the user's line
-    R = _sample(enc, data, probs, rr, source)
-    if tx.laplace is not None:  # the degrees, after the pairs, from the same stream
-        R.degree_channel = degree_channel.sample(enc, share, tx.epsilon, tx.laplace, source)
+    # every input is validated above: charge, warn about a seed, then sample (kinds.run)
+    made = kinds.run(row, tx, enc, data, plan, share)
+    R = PrivateGraph(made.adjacency, enc.index, rr, channel=made.channel, keep=made.keep,
+                     degree_channel=made.degree_channel)
     if pad is not None:
         pad.finish()
     return R
-
-
-def _sample(enc: EncodedGraph, data: SparseInput | None, probs: SubsampledProbabilities | None,
-            rr: RRProbabilities, source: RandomSource) -> PrivateGraph:
-    if data is not None and probs is not None:
-        adjacency = release_sparse(data, probs, source)
-        return PrivateGraph(adjacency, enc.index, rr, channel=probs.channel, keep=probs.keep)
-    return PrivateGraph(release_packed(enc, rr, source), enc.index, rr)
 
 
 def _throwaway(secure: bool) -> RandomSource:

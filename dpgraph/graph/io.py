@@ -47,7 +47,6 @@ import math
 import os
 import re
 import struct
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Union
@@ -55,16 +54,11 @@ from typing import Any, NamedTuple, Union
 import numpy as np
 
 from .._files import check_regular_file, refuse_overwrite, remove_leftovers, write_atomic
+from ..core import kept_response
+from . import kinds as _kinds
 from .degree_channel import degree_header, degree_read
 from .edgelist import shown_path
-from .sparse_io import sparse_payload, sparse_read
-from .typed.typed_io import (
-    header_tie_values,
-    sparse_typed_payload,
-    sparse_typed_read,
-    typed_payload,
-    typed_read,
-)
+from .typed.typed_io import header_tie_values
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
            "register_kind", "release_type"]
@@ -124,37 +118,12 @@ def _is_number(x: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- kinds
-def _packed_payload(adj: Any) -> tuple[dict, np.ndarray]:
-    words = np.ascontiguousarray(adj.words)
-    if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
-        words = words.byteswap()
-    meta = {"words_per_row": int(words.shape[1]), "word_bits": 64, "bit_order": "lsb0"}
-    return meta, words
-
-
-def _packed_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Any:
-    from .packed import PackedAdjacency, has_non_pair_bits, words_per_row
-
-    nw = words_per_row(n)
-    if header.get("words_per_row") != nw or header.get("word_bits") != 64 \
-            or header.get("bit_order") != "lsb0":
-        raise ValueError("file header: packed layout fields do not match n; the file is corrupted")
-    if buf.nbytes != n * nw * 8:
-        raise ValueError("file header: payload size does not match n; the file is corrupted")
-    words = buf.view("<u8").reshape(n, nw).astype(np.uint64, copy=False)
-    if has_non_pair_bits(words, n, directed):
-        raise ValueError("file has bits set outside the vertex pairs of its graph; it is corrupted")
-    return PackedAdjacency(words, n, directed)
-
-
-#: kind -> (writer, reader) of the payload.
-KINDS: dict[str, tuple[Any, Any]] = {
-    "packed": (_packed_payload, _packed_read),
-    "sparse": (sparse_payload, sparse_read),
-    "typed": (typed_payload, typed_read),
-    "sparsetyped": (sparse_typed_payload, sparse_typed_read),
-}
-_TYPED_KINDS = ("typed", "sparsetyped")
+#: file kind -> (writer, reader) of the payload: the rows of the table of release kinds
+#: (:data:`dpgraph.graph.kinds.KINDS`), then the kinds upper layers register
+KINDS: dict[str, tuple[Any, Any]] = {row.file_kind: row.payload for row in _kinds.KINDS.values()
+                                     if row.file_kind is not None and row.payload is not None}
+_TYPED_KINDS = tuple(row.file_kind for row in _kinds.KINDS.values()
+                     if "typed" in row.capabilities)
 #: kind -> the class :func:`dpgraph.load` builds for it (PrivateGraph when not listed)
 RELEASE_TYPES: dict[str, Any] = {}
 
@@ -513,33 +482,33 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
     return ReleaseParts(adj, index, rr, channel, keep, name, None, dc)
 
 
+def _row_capabilities(adj: Any) -> frozenset[str]:
+    """The capabilities of the adjacency's row (none for a kind registered without one)."""
+    row = next((r for r in _kinds.KINDS.values() if r.file_kind == adj.file_kind), None)
+    return frozenset() if row is None else row.capabilities
+
+
 def _derived_channel(adj: Any, rr: Any) -> tuple[Any, float]:
-    """(channel, keep) of an adjacency, from its numerators alone."""
+    """(channel, keep) of an adjacency, from its numerators alone (its row says which)."""
     from ..core.estimators import Channel
 
-    if adj.file_kind == "typed":  # the any-tie collapse of K-ary randomized response
-        return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
-    if adj.file_kind == "sparsetyped":  # ... of the subsampled K-ary channel
-        from .typed.sparse import TypedSubsampling
-
-        sub = TypedSubsampling(rr, int(adj.keep_numerator))
+    caps = _row_capabilities(adj)
+    if "typed" in caps:  # the any-tie collapse of K-ary randomized response, kept or not
+        if "csr" not in caps:
+            return Channel.randomized_response(rr).collapse(np.arange(rr.K) > 0), 1.0
+        sub = kept_response(rr, int(adj.keep_numerator), typed=True)
         return sub.channel.collapse(np.arange(rr.K) > 0), sub.keep
-    keep_numerator = getattr(adj, "keep_numerator", None)
-    if keep_numerator is None or int(keep_numerator) == 1 << 64:
+    if "csr" not in caps or int(adj.keep_numerator) == 1 << 64:
         return Channel.randomized_response(rr), 1.0
-    from .sparse import SubsampledProbabilities
-
-    probs = SubsampledProbabilities(rr, int(keep_numerator))
+    probs = kept_response(rr, int(adj.keep_numerator), typed=False)
     return probs.channel, float(probs.keep)
 
 
 def _typed_channel(adj: Any, rr: Any) -> Any:
     """The K-ary channel of a sparse typed release (None for a dense one: plain K-ary)."""
-    if adj.file_kind != "sparsetyped":
+    if {"typed", "csr"} - _row_capabilities(adj):
         return None
-    from .typed.sparse import TypedSubsampling
-
-    return TypedSubsampling(rr, int(adj.keep_numerator)).channel
+    return kept_response(rr, int(adj.keep_numerator), typed=True).channel
 
 
 def _check_claims(header: dict, channel: Any, keep: float, name: str) -> None:

@@ -23,18 +23,32 @@ typed sparse   sparsetyped   sparse     typed, csr
 blockwise      (a store)     blockwise  packed words, store
 =============  ============  =========  ====================================
 
-Adding a kind is one row here, its sampler and size function (module of its
-own), and its payload reader in :mod:`dpgraph.graph.io`; see docs/design.md.
+Each in-memory row also holds its ``mechanics`` (:mod:`dpgraph.graph.mechanics`:
+its subsampling plan, size check, input and sampler), and :func:`run` makes a
+release of any kind in one sequence: size check (:func:`check`, before
+anything is charged), ``tx.commit()``, the row's sampler, then the composed
+degree channel when the transaction carries one (a row modifier: the noisy
+degrees of :mod:`dpgraph.graph.degree_channel`, drawn after the pairs from
+the same stream).  :func:`row_for` picks the row of a release's arguments.
+
+Each row with a file payload also holds its writer and reader
+(``payload``); :mod:`dpgraph.graph.io` takes them from here.  Adding an
+in-memory kind is one row with its mechanics and payload; see docs/design.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["ANALYTIC_NEEDS", "KINDS", "ReleaseKind", "capabilities", "declare_needs",
-           "kind_of", "refuse_unmet"]
+from . import degree_channel, mechanics
+from .packed_io import packed_payload, packed_read
+from .sparse_io import sparse_payload, sparse_read
+from .typed.typed_io import sparse_typed_payload, sparse_typed_read, typed_payload, typed_read
+
+__all__ = ["ANALYTIC_NEEDS", "KINDS", "Made", "ReleaseKind", "capabilities", "check",
+           "declare_needs", "kind_of", "offers", "refuse_unmet", "row_for", "run"]
 
 
 @dataclass(frozen=True)
@@ -52,19 +66,33 @@ class ReleaseKind:
         ``"sparse"`` (the kept pairs in CSR form) or ``"blockwise"`` (on disk).
     capabilities : frozenset of str
         Among ``"typed"``, ``"packed words"``, ``"csr"``, ``"store"``.
+    mechanics : type or None
+        Its plan, size check, input and sampler (:mod:`dpgraph.graph.mechanics`);
+        None for the blockwise kind, which writes tiles to a store.
+    payload : tuple or None
+        ``(writer, reader)`` of its file payload (:mod:`dpgraph.graph.io`
+        picks them from the row): ``writer(adjacency) -> (header fields,
+        payload)``, ``reader(payload, header, n, directed) -> adjacency``,
+        checking the payload against the header.
     """
 
     name: str
     file_kind: str | None
     storage: str
     capabilities: frozenset[str]
+    mechanics: Any = None
+    payload: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 
 
 KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
-    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"})),
-    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"})),
-    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"})),
-    ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"})),
+    ReleaseKind("dense", "packed", "dense", frozenset({"packed words"}), mechanics.dense,
+                (packed_payload, packed_read)),
+    ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"}), mechanics.sparse,
+                (sparse_payload, sparse_read)),
+    ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"}), mechanics.typed,
+                (typed_payload, typed_read)),
+    ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"}),
+                mechanics.typed_sparse, (sparse_typed_payload, sparse_typed_read)),
     ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
 )}
 _BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
@@ -85,6 +113,61 @@ def kind_of(R: Any) -> ReleaseKind:
         return _BY_FILE_KIND[file_kind]
     except KeyError:
         raise ValueError(f"no release kind stores its pairs as {file_kind!r}") from None
+
+
+def row_for(typed: bool, sparse: bool) -> ReleaseKind:
+    """The in-memory row of a release's arguments: typed (``edge_attr=``) and sparse (``keep=``)."""
+    return KINDS[{(False, False): "dense", (False, True): "sparse", (True, False): "typed",
+                  (True, True): "typed sparse"}[bool(typed), bool(sparse)]]
+
+
+def check(row: ReleaseKind, rr: Any, n: int, directed: bool, keep: Any, target_edges: Any,
+          edge_bound: Any) -> Any:
+    """The row's plan for ``n`` nodes, after refusing a release that cannot fit.
+
+    From public quantities only (n, direction, epsilon, K, keep and the
+    declared ``edge_bound``), before anything is charged.
+    """
+    plan = row.mechanics.plan(rr, n, directed, keep, target_edges)
+    row.mechanics.size(rr, plan, n, directed, edge_bound)
+    return plan
+
+
+class Made(NamedTuple):
+    """What :func:`run` released: the arguments of a ``PrivateGraph``'s parts."""
+
+    adjacency: Any
+    channel: Any  # None: plain randomized response
+    keep: float
+    degree_channel: Any  # None: no composed degree channel
+
+
+def run(row: ReleaseKind, tx: Any, enc: Any, data: Any, plan: Any,
+        degree_share: float = 0.0) -> Made:
+    """Charge ``tx``, then sample the row's release of ``data`` (and the degrees, if composed).
+
+    Call it once every check has passed (:func:`check` for the size, and
+    the input read and prepared with ``row.mechanics.prepare``): the
+    transaction commits here, immediately before sampling, so a refusal
+    costs no budget.  A transaction opened with a Laplace share adds the
+    noisy degrees of ``enc``, drawn after the pairs from the same stream.
+    """
+    source = tx.commit()  # the seeded-release warning names the user's line (a stack walk)
+    adjacency, channel, keep = row.mechanics.sample(data, plan, tx.probabilities, source)
+    degrees = None
+    if tx.laplace is not None:  # the composed kind: the degrees after the pairs
+        degrees = degree_channel.sample(enc, degree_share, tx.epsilon, tx.laplace, source)
+    return Made(adjacency, channel, keep, degrees)
+
+
+def offers(R: Any) -> frozenset[str]:
+    """The capabilities of ``R``'s row; none for a kind an upper layer registered without one.
+
+    The kind decisions of the analytics (packed words or CSR) read this, not
+    the adjacency's attributes.
+    """
+    row = _BY_FILE_KIND.get(getattr(getattr(R, "adjacency", None), "file_kind", None))
+    return frozenset() if row is None else row.capabilities
 
 
 def capabilities(R: Any) -> frozenset[str]:

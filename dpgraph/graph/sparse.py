@@ -10,7 +10,9 @@ guarantee is the dense one, and a pair ends up in the output with
     P(1 | non-edge) = beta  = s p'.
 
 The estimators use the binary channel (alpha, beta) of the core
-(:meth:`dpgraph.core.Channel.binary`), computed from exact fractions.
+(:meth:`dpgraph.core.Channel.binary`), computed from exact fractions by the
+core's :class:`~dpgraph.core.SubsampledProbabilities` (the one derivation,
+:mod:`dpgraph.core.subsampling`).
 
 Exactness
 ---------
@@ -40,196 +42,29 @@ the core, :mod:`dpgraph.core.pairs`: ``pair_count``, ``pair_index``,
 from __future__ import annotations
 
 from collections.abc import Iterator
-from fractions import Fraction
-from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 
-from ..core.estimators import Channel
+from ..core import SubsampledProbabilities
 from ..core.pairs import pair_count, pair_from_index, pair_index
-from ..core.probabilities import RRProbabilities
 from ..core.randomness import RandomSource
 from ..core.sampling import bernoulli_positions
-from ..validation import Integer, Optional, Probability, validate_params
+from ..validation import Integer, validate_params
 from .adjacency import AdjacencyBase, _as_block
 from .encoding import EncodedGraph
 
 __all__ = [
-    "KeptResponse",
     "SparseAdjacency",
     "SparseInput",
-    "SubsampledProbabilities",
     "bernoulli_positions",
     "draw_kept",
-    "keep_numerator",
     "release_sparse",
     "sparse_input",
     "sparse_release_bytes",
-    "subsampled_probabilities",
 ]
 
 _TWO64 = 1 << 64
-_TWO128 = 1 << 128
-
-
-# ---------------------------------------------------------------------------
-# exact probabilities of the subsampled channel
-# ---------------------------------------------------------------------------
-class KeptResponse:
-    """Randomized response then keeping each released pair with probability s = k / 2^64.
-
-    The part every subsampled release shares (binary:
-    :class:`SubsampledProbabilities`; typed:
-    :class:`~dpgraph.graph.typed.sparse.TypedSubsampling`).
-
-    Parameters
-    ----------
-    rr : RRProbabilities
-        The certified move probability M / 2^64 of the randomized response.
-    keep_numerator : int
-        k in 1..2^64.
-    """
-
-    def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
-        if isinstance(keep_numerator, (bool, np.bool_)) or not isinstance(keep_numerator, Integral) \
-                or not 1 <= int(keep_numerator) <= _TWO64:
-            raise ValueError("keep_numerator must be an integer in 1..2^64")
-        self.rr = rr
-        self.keep_numerator = int(keep_numerator)
-        self.flip_numerator = int(rr.flip_numerator)
-
-    @property
-    def keep_fraction(self) -> Fraction:
-        return Fraction(self.keep_numerator, _TWO64)
-
-    @property
-    def keep(self) -> float:
-        return float(self.keep_fraction)
-
-
-class SubsampledProbabilities(KeptResponse):
-    """Exact probabilities of randomized response followed by keeping with probability s.
-
-    Parameters
-    ----------
-    rr : RRProbabilities
-        The certified flip probability p' = M / 2^64 (K = 2).
-    keep_numerator : int
-        k in 1..2^64: the keep probability is s = k / 2^64.
-
-    Attributes
-    ----------
-    alpha, beta : Fraction
-        P(1 | edge) = s (1 - p') and P(1 | non-edge) = s p', exactly.
-    keep_fraction : Fraction
-        s = k / 2^64.
-    """
-
-    def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
-        if rr.K != 2:
-            raise ValueError("subsampled releases need binary randomized response (K = 2)")
-        super().__init__(rr, keep_numerator)
-
-    @property
-    def alpha(self) -> Fraction:
-        return Fraction(self.keep_numerator * (_TWO64 - self.flip_numerator), _TWO128)
-
-    @property
-    def beta(self) -> Fraction:
-        return Fraction(self.keep_numerator * self.flip_numerator, _TWO128)
-
-    @property
-    def channel(self) -> Channel:
-        """The binary channel (alpha, beta) the estimators use."""
-        return Channel.binary(self.alpha, self.beta)
-
-    def __repr__(self) -> str:
-        return (
-            f"SubsampledProbabilities(epsilon={self.rr.epsilon!r}, keep={self.keep:.6g}, "
-            f"alpha={float(self.alpha):.6g}, beta={float(self.beta):.6g})"
-        )
-
-
-@validate_params(keep=Optional(Probability(example="0.01")),
-                 target_edges=Optional(Integer(minimum=1)))
-def subsampled_probabilities(
-    rr: RRProbabilities,
-    n: int,
-    directed: bool,
-    keep: Real | None = None,
-    target_edges: Integral | None = None,
-) -> SubsampledProbabilities:
-    """Turn ``keep=`` or ``target_edges=`` into exact subsampling probabilities.
-
-    ``target_edges`` picks s = target_edges / (p' N) from public quantities only
-    (n, epsilon), never from the input graph, so the choice itself leaks
-    nothing; the expected output is then target_edges + s m (1 - 2p') for a
-    graph with m edges, i.e. target_edges for a sparse graph.
-
-    Parameters
-    ----------
-    rr : RRProbabilities
-    n : int
-    directed : bool
-    keep : float, optional
-        s in (0, 1], rounded to the nearest multiple of 2^-64.
-    target_edges : int, optional
-        Wanted expected number of released non-edge pairs, at most p' N.
-
-    Returns
-    -------
-    SubsampledProbabilities
-
-    Examples
-    --------
-    >>> from dpgraph.core import rr_probabilities
-    >>> sp = subsampled_probabilities(rr_probabilities(1.0), 100, False, keep=0.5)
-    >>> sp.keep, float(sp.alpha + sp.beta)
-    (0.5, 0.5)
-    """
-    return SubsampledProbabilities(rr, keep_numerator(Fraction(rr.flip_numerator, _TWO64), n,
-                                                      directed, keep, target_edges, rr.epsilon))
-
-
-@validate_params(keep=Optional(Probability(example="0.01")),
-                 target_edges=Optional(Integer(minimum=1)))
-def keep_numerator(moved: Fraction, n: int, directed: bool, keep: Real | None,
-                   target_edges: Integral | None, epsilon: float) -> int:
-    """k in 1..2^64 of the keep probability k / 2^64 of ``keep=`` or ``target_edges=``.
-
-    ``moved`` is the probability that a pair without an edge is released as
-    one (p' for a binary release, (K - 1) m' for a typed one), so
-    ``target_edges`` gives s = target_edges / (moved N): public quantities
-    only, never the input graph.
-
-    Examples
-    --------
-    >>> keep_numerator(Fraction(1, 4), 101, False, None, 505, 1.0) / 2**64  # 505 of 5050 / 4
-    0.4
-    >>> keep_numerator(Fraction(1, 4), 101, False, 0.5, None, 1.0) == 2**63
-    True
-    """
-    if (keep is None) == (target_edges is None):
-        raise ValueError("pass either keep= or target_edges= (one of them)")
-    if target_edges is not None:
-        target = target_edges
-        dense = moved * pair_count(n, directed)
-        if target > dense:
-            raise ValueError(
-                f"target_edges={target} is larger than the dense release would give "
-                f"(about {float(dense):.6g} edges for {n} nodes at epsilon={epsilon:g}); "
-                "pass at most that, or omit target_edges for the full release"
-            )
-        s = Fraction(target) / dense
-    else:
-        s = Fraction(keep)
-    k = round(s * _TWO64)
-    if k < 1:
-        raise ValueError(
-            "keep is below 2^-64, the resolution of the sampler; the release would be empty"
-        )
-    return min(k, _TWO64)
 
 
 # ---------------------------------------------------------------------------
@@ -266,7 +101,7 @@ def sparse_release_bytes(probs: SubsampledProbabilities, n: int, directed: bool,
 
     Examples
     --------
-    >>> from dpgraph.core import rr_probabilities
+    >>> from dpgraph.core import rr_probabilities, subsampled_probabilities
     >>> sp = subsampled_probabilities(rr_probabilities(1.0), 60_000, False, keep=0.5)
     >>> sparse_release_bytes(sp, 60_000, False, 10**6) < sparse_release_bytes(sp, 60_000, False)
     True

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core import kept_response
+
 if TYPE_CHECKING:
     from .sparse import SparseAdjacency
 
@@ -112,7 +114,7 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
         is not a row of the database.
     """
     from ..core.probabilities import RRProbabilities
-    from .sparse import SparseAdjacency, SubsampledProbabilities
+    from .sparse import SparseAdjacency
 
     indptr, indices, keep_numerator, _ = read_csr(buf, header, n, directed)
     ch = header.get("channel")
@@ -125,7 +127,7 @@ def sparse_read(buf: np.ndarray, header: dict, n: int, directed: bool) -> Sparse
                          "is corrupted")
     rr = RRProbabilities(K=2, epsilon=float(header["epsilon"]),
                          flip_numerator=int(header["flip_numerator"]))
-    probs = SubsampledProbabilities(rr, keep_numerator)
+    probs = kept_response(rr, keep_numerator, typed=False)
     if float(header.get("keep", -1)) != float(probs.keep):
         raise ValueError("file header: keep does not match keep_numerator; the file is corrupted")
     exact = probs.channel

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Z95, rr_probabilities
+from ..core import Z95, rr_probabilities, typed_subsampling
 from ..core import pair_count as _pairs
 from ..graph import typed_count_std
-from ..graph.typed import tie_values, typed_subsampling
+from ..graph.typed import tie_values
 from ..validation import Boolean, Optional, Options, validate_params
 from .motifs import transitivity_std, triangle_std
 from .search import smallest_epsilon

@@ -62,14 +62,14 @@ def _channel(epsilon: float, nodes: int = 2, directed: bool = False, keep: Any =
     """The channel of a release at ``epsilon``: randomized response, subsampled if asked.
 
     A sparse release's channel comes from
-    :func:`dpgraph.graph.sparse.subsampled_probabilities`, the function the
+    :func:`dpgraph.core.subsampled_probabilities`, the function the
     release itself calls, so the plan is exact for the release made.
     """
     _check_subsample(keep, target_edges)
     rr = rr_probabilities(epsilon)
     if keep is None and target_edges is None:
         return Channel.randomized_response(rr)
-    from ..graph import subsampled_probabilities
+    from ..core import subsampled_probabilities
 
     return subsampled_probabilities(rr, nodes, directed, keep, target_edges).channel
 
@@ -90,7 +90,7 @@ def keep_probability(nodes: int, epsilon: float, directed: bool = False, *,
     _check_subsample(keep, target_edges)
     if keep is None and target_edges is None:
         return 1.0
-    from ..graph import subsampled_probabilities
+    from ..core import subsampled_probabilities
 
     return subsampled_probabilities(rr_probabilities(epsilon), nodes, directed, keep,
                                     target_edges).keep

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ...core.estimators import count_estimate
+from ..kinds import offers
 from ..packed import words_per_row
 from .spectral import noise_variance
 from .triangle_planning import Z_PLAUSIBLE, CostLimitError, _secs, how_to_allow, limit_seconds
@@ -118,10 +119,10 @@ class CommunityPlan:
         return self.detect_seconds + self.partition_seconds
 
 
-def _product_model(adj: Any, n: int, cols: int, find: float) -> float:
+def _product_model(R: Any, n: int, cols: int, find: float) -> float:
     """Model seconds of one product of the finding adjacency with ``cols`` vectors."""
-    if hasattr(adj, "indptr"):  # CSR rows: the finding part keeps about find * stored pairs
-        return find * int(adj.indptr[-1]) * cols * _SEC_PAIR_COL
+    if "csr" in offers(R):  # CSR rows: the finding part keeps about find * stored pairs
+        return find * int(R.adjacency.indptr[-1]) * cols * _SEC_PAIR_COL
     return 8 * n * words_per_row(n) / 2 * cols * _SEC_BYTE_COL
 
 
@@ -167,8 +168,7 @@ def community_plan(R: Any, max_seconds: float | None, split: Any, knn: int,
     find = split.find_fraction
     sigma = math.sqrt(n * noise_variance(R.channel, rho, find))
     second = math.sqrt(m_hi)
-    adj = R.adjacency
-    products = eigen_products() * _product_model(adj, n, _BLOCK, find)
+    products = eigen_products() * _product_model(R, n, _BLOCK, find)
     split_pass = pairs * _SEC_SPLIT_PAIR
     partition = float(n) * n * _SEC_SIM + n * knn * _SEC_EDGE + pairs * candidates * _SEC_COUNT_PAIR
     base = dict(n=n, edges=m_hat, edges_high=m_hi, sigma=sigma, largest_second=second,

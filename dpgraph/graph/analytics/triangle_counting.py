@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..._numba import load_kernels
+from ..kinds import offers
 from ..packed import words_per_row
 from ._shared import _cache, _observed_degrees, progress_range
 
@@ -128,6 +129,7 @@ class TriangleCounter:
     def __init__(self, R: Any) -> None:
         self.R = R
         self.adj = R.adjacency
+        self.offers = offers(R)  # its kind's capabilities: packed words in memory, or CSR
         self.n = int(R.number_of_nodes())
         self.kernels = _kernels()
         self.threads = _threads(self.kernels)
@@ -141,7 +143,7 @@ class TriangleCounter:
     def _degrees(self, R: Any) -> np.ndarray:
         """Released degrees (cached per release); from the packed words by one compiled pass."""
         cache = _cache(R)
-        if "deg" not in cache and hasattr(self.adj, "words") and self.kernels is not None \
+        if "deg" not in cache and self.is_packed and self.kernels is not None \
                 and self.n >= 4096:  # below, the adjacency's own count is as fast
             cache["deg"] = self.kernels["degrees"](np.ascontiguousarray(self.adj.words),
                                                    _threads(self.kernels))
@@ -150,11 +152,12 @@ class TriangleCounter:
     # ------------------------------------------------------------------ costs
     @property
     def is_packed(self) -> bool:
-        return hasattr(self.adj, "words")
+        """Packed words in memory (a blockwise store's words are read tile by tile)."""
+        return "packed words" in self.offers and "store" not in self.offers
 
     @property
     def is_sparse(self) -> bool:
-        return hasattr(self.adj, "indptr") and hasattr(self.adj, "indices")
+        return "csr" in self.offers
 
     def paths(self) -> tuple[str, ...]:
         """The paths this release offers: a sparse release has no packed words."""

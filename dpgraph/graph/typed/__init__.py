@@ -14,8 +14,7 @@ cuts, degrees), :mod:`.balance` (signed triangles), :mod:`.reciprocity`,
 
 from .adjacency import TypedAdjacency
 from .encoding import MAX_TIE_VALUES, TieValues, tie_values, value_bits
-from .sparse import typed_subsampling
 from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["MAX_TIE_VALUES", "SparseTypedAdjacency", "TieValues", "TypedAdjacency", "tie_values",
-           "typed_subsampling", "value_bits"]
+           "value_bits"]

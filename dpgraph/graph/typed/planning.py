@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from ...core import typed_subsampling
 from ...core.estimators import Channel
 from ...core.probabilities import rr_probabilities
 from ...validation import check_positive_int
 from .encoding import tie_values
-from .sparse import typed_subsampling
 
 __all__ = ["typed_count_std", "typed_cut_std"]
 

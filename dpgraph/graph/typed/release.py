@@ -14,20 +14,12 @@ from ...core.estimators import Channel
 from ...core.probabilities import RRProbabilities
 from ...core.transaction import ReleaseTransaction
 from ...exceptions import DroppedAttributesWarning
-from .._memory import DENSE_RELEASE_ADVICE, SPARSE_RELEASE_ADVICE, check_fits
+from .. import kinds
 from ..encoding import NodeIndex
 from ..inputs import _warn_dropped, public_n, read_input, vertex_set
 from ..tables import frame_columns, is_dataframe
 from .adjacency import TypedAdjacency
 from .encoding import TieValues, encode_typed, has_other_attributes, tie_values
-from .sampler import release_typed, typed_release_bytes
-from .sparse import (
-    TypedSubsampling,
-    release_sparse_typed,
-    sparse_typed_bytes,
-    sparse_typed_input,
-    typed_subsampling,
-)
 from .sparse_adjacency import SparseTypedAdjacency
 
 __all__ = ["TypedParts", "typed_release"]
@@ -73,41 +65,22 @@ def typed_release(G: Any, epsilon: float, seed: Any, *, directed: bool,
                         f"polars) or pyarrow Table with a column of that name; got "
                         f"{type(G).__name__}")
     tx = ReleaseTransaction(epsilon, K=ties.K, seed=seed, ledger=ledger)
+    row = kinds.row_for(typed=True, sparse=sparse)
     n = public_n(G, nodes)
-    sub = None
     if isinstance(n, int) and n >= 2:  # from public quantities, before reading G
-        sub = _check_typed_fits(tx.probabilities, n, directed, ties.K, sparse, keep,
-                                target_edges, edge_bound)
+        plan = kinds.check(row, tx.probabilities, n, directed, keep, target_edges, edge_bound)
     with warnings.catch_warnings():  # the typed attribute is released, not dropped
         warnings.simplefilter("ignore", DroppedAttributesWarning)
         enc = read_input(G, directed=directed, nodes=nodes, edge_data=True)
     x = encode_typed(enc, ties)  # the attribute dicts the encoder kept, in its pass
     if not (isinstance(n, int) and n >= 2):  # n was not known from the arguments: it is now
-        sub = _check_typed_fits(tx.probabilities, enc.n, directed, ties.K, sparse, keep,
-                                target_edges, edge_bound)
+        plan = kinds.check(row, tx.probabilities, enc.n, directed, keep, target_edges,
+                           edge_bound)
     if has_other_attributes(enc):
         _warn_other_attributes(ties.edge_attr)
-    data = None if sub is None else sparse_typed_input(enc, x)  # sized with the input
-    source = tx.commit()
-    if data is not None and sub is not None:
-        adjacency = release_sparse_typed(data, None, sub, source)
-        return TypedParts(adjacency, enc.index, tx.probabilities, ties, sub.channel, sub.keep)
-    adjacency = release_typed(enc, x, tx.probabilities, source)
-    return TypedParts(adjacency, enc.index, tx.probabilities, ties)
-
-
-def _check_typed_fits(rr: RRProbabilities, n: int, directed: bool, K: int, sparse: bool,
-                      keep: Any, target_edges: Any, edge_bound: Any) -> TypedSubsampling | None:
-    """Refuse a typed release that cannot fit, from public quantities only; its subsampling."""
-    if not sparse:
-        check_fits(typed_release_bytes(n, K),
-                   f"a typed release of {n:,} nodes with K={K} values", DENSE_RELEASE_ADVICE)
-        return None
-    sub = typed_subsampling(rr, n, directed, keep, target_edges)
-    check_fits(sparse_typed_bytes(sub, n, directed, edge_bound),
-               f"a sparse typed release of {n:,} nodes at keep={sub.keep:.3g}",
-               SPARSE_RELEASE_ADVICE)
-    return sub
+    data = row.mechanics.prepare(enc, x, plan)  # what grows with the ties: sized with the input
+    made = kinds.run(row, tx, enc, data, plan)  # charge, then sample
+    return TypedParts(made.adjacency, enc.index, tx.probabilities, ties, made.channel, made.keep)
 
 
 def _table_graph(df: Any, edge_attr: Any, nodes: Any, directed: bool) -> Graph:

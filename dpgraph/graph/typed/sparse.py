@@ -38,97 +38,23 @@ sparse release, word for word.
 
 from __future__ import annotations
 
-from fractions import Fraction
-from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 
-from ...core.estimators import Channel
+from ...core import TypedSubsampling
 from ...core.pairs import pair_count, pair_from_index, pair_index
-from ...core.probabilities import RRProbabilities
 from ...core.randomness import RandomSource
 from ...core.sampling import bernoulli_positions, rr_sample, uniform_integers
 from ..encoding import EncodedGraph
-from ..sparse import KeptResponse, keep_numerator, sparse_release_bytes
+from ..sparse import sparse_release_bytes
 from .sparse_adjacency import SparseTypedAdjacency
 
-__all__ = ["SparseTypedInput", "TypedSubsampling", "release_sparse_typed", "sparse_typed_bytes",
-           "sparse_typed_input", "typed_subsampling"]
+__all__ = ["SparseTypedInput", "release_sparse_typed", "sparse_typed_bytes",
+           "sparse_typed_input"]
 
 _TWO64 = 1 << 64
 _EDGE_CHUNK = 1 << 20  # ties whose words are drawn per call: bounds the scratch after the charge
-
-
-class TypedSubsampling(KeptResponse):
-    """Exact probabilities of K-ary randomized response followed by keeping ties with probability s.
-
-    Parameters
-    ----------
-    rr : RRProbabilities
-        Certified K-ary probabilities: each other value m' = M / 2^64.
-    keep_numerator : int
-        k in 1..2^64: s = k / 2^64.
-
-    Attributes
-    ----------
-    alpha, beta : Fraction
-        P(stored | a tie) = s (1 - m') and P(stored | no tie) = s (K - 1) m'.
-
-    Examples
-    --------
-    >>> from dpgraph.core import rr_probabilities
-    >>> sub = TypedSubsampling(rr_probabilities(1.0, 4), 1 << 63)
-    >>> sub.keep, round(float(sub.beta), 6), round(sub.channel.d, 6)
-    (0.5, 0.262317, 0.150245)
-    """
-
-    def __init__(self, rr: RRProbabilities, keep_numerator: int) -> None:
-        super().__init__(rr, keep_numerator)
-        self.K = int(rr.K)
-
-    @property
-    def _moved(self) -> Fraction:
-        return Fraction(self.flip_numerator, _TWO64)
-
-    @property
-    def alpha(self) -> Fraction:
-        return self.keep_fraction * (1 - self._moved)
-
-    @property
-    def beta(self) -> Fraction:
-        return self.keep_fraction * (self.K - 1) * self._moved
-
-    @property
-    def channel(self) -> Channel:
-        """The K-ary channel of a stored value, d [v = x] + r_v, from exact fractions."""
-        s, m = self.keep_fraction, self._moved
-        r = np.full(self.K, float(s * m))
-        r[0] = float(1 - s * (1 - m))
-        return Channel(float(s * (1 - self.K * m)), r)
-
-    def __repr__(self) -> str:
-        return (f"TypedSubsampling(epsilon={self.rr.epsilon!r}, K={self.K}, keep={self.keep:.6g}, "
-                f"alpha={float(self.alpha):.6g}, beta={float(self.beta):.6g})")
-
-
-def typed_subsampling(rr: RRProbabilities, n: int, directed: bool, keep: Real | None = None,
-                      target_edges: Integral | None = None) -> TypedSubsampling:
-    """``keep=`` or ``target_edges=`` of a typed release as exact probabilities.
-
-    ``target_edges`` picks s = target_edges / ((K - 1) m' N), from public
-    quantities only: about that many stored ties come from pairs without one.
-
-    Examples
-    --------
-    >>> from dpgraph.core import rr_probabilities
-    >>> sub = typed_subsampling(rr_probabilities(1.0, 4), 1000, False, target_edges=5000)
-    >>> round(float(sub.beta) * 1000 * 999 / 2)
-    5000
-    """
-    moved = Fraction((rr.K - 1) * int(rr.flip_numerator), _TWO64)
-    return TypedSubsampling(rr, keep_numerator(moved, n, directed, keep, target_edges,
-                                               rr.epsilon))
 
 
 def sparse_typed_bytes(sub: TypedSubsampling, n: int, directed: bool,
