@@ -25,6 +25,7 @@ from ..degree_channel import (
     fused_volume,
     node_view,
 )
+from ..kinds import offers
 from ..protocol import Release
 from ._shared import _has_node, _observed_degrees
 from .cut_queries import cut
@@ -149,8 +150,9 @@ def degree(R: Release, nbunch: Any = None, proper: bool = True) -> Any:
     check_release(R)
     fused = node_view(R, proper)  # a composed release: pairs and noisy degrees, fused
     if fused is None and nbunch is not None and _has_node(R, nbunch) \
-            and getattr(R, "tie_values", None) is None:
-        # one node: its own row, not every node's (the same estimate as R.degree()[v])
+            and getattr(R, "tie_values", None) is None and "store" not in offers(R):
+        # one node in memory: its own row, not every node's (the same estimate as
+        # R.degree()[v]); a store answers from its one cached degree pass instead
         return cut(R, [nbunch], None, proper=proper)
     est, view = fused or (_degree_estimate(R, proper), NodeEstimates)
     nodes = R.node_index.nodes  # by position

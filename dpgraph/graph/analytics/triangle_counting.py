@@ -143,8 +143,9 @@ class TriangleCounter:
     def _degrees(self, R: Any) -> np.ndarray:
         """Released degrees (cached per release); from the packed words by one compiled pass."""
         cache = _cache(R)
-        if "deg" not in cache and self.is_packed and self.kernels is not None \
-                and self.n >= 4096:  # below, the adjacency's own count is as fast
+        # a store answers its degrees from one cached pass; its words are one more read
+        if "deg" not in cache and self.is_packed and "store" not in self.offers \
+                and self.kernels is not None and self.n >= 4096:  # below, the own count is as fast
             cache["deg"] = self.kernels["degrees"](np.ascontiguousarray(self.adj.words),
                                                    _threads(self.kernels))
         return np.asarray(_observed_degrees(R), dtype=np.int64)
@@ -152,8 +153,8 @@ class TriangleCounter:
     # ------------------------------------------------------------------ costs
     @property
     def is_packed(self) -> bool:
-        """Packed words in memory (a blockwise store's words are read tile by tile)."""
-        return "packed words" in self.offers and "store" not in self.offers
+        """Packed words: in memory, or a blockwise store's, read once (sized first) and kept."""
+        return "packed words" in self.offers
 
     @property
     def is_sparse(self) -> bool:
