@@ -38,6 +38,7 @@ __all__ = [
     "DistinctKeys",
     "TableChunk",
     "int_column",
+    "may_be_secret",
     "open_text_source",
     "read_table_chunks",
     "shown_path",
@@ -80,12 +81,21 @@ class TableChunk:
         return f"TableChunk(rows={len(self)}, columns={len(self.columns)})"
 
 
-def _unshowable(text: str) -> bool:
-    """Text given as a path that a message must not repeat: it may be a key or a record.
+def may_be_secret(path: Any) -> bool:
+    """Whether ``path`` is text no message may repeat and no file may be named after.
 
     A key's PEM text (pasted where its file's path belongs) and anything with
-    line breaks or other unprintable characters is no path a user typed.
+    line breaks or other unprintable characters is no path a user typed: it
+    may be a key or a record.
+
+    Examples
+    --------
+    >>> may_be_secret("data/g.txt"), may_be_secret("-----BEGIN PRIVATE KEY-----\\nMC4C...")
+    (False, True)
     """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
     return not text.isprintable() or "-----BEGIN" in text or "PRIVATE KEY" in text
 
 
@@ -100,7 +110,7 @@ def shown_path(path: Any, *, quote: bool = True) -> str:
     text = os.fspath(path)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
-    if _unshowable(text):
+    if may_be_secret(text):
         return f"(a path not shown: a {type(path).__name__} of {len(text)} characters)"
     return repr(text) if quote else text
 
@@ -113,7 +123,7 @@ def source_name(path: Any) -> str:
     text = os.fspath(path)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
-    if _unshowable(text):
+    if may_be_secret(text):
         return shown_path(text)
     return text if "://" in text else os.path.basename(text) or text
 

@@ -57,7 +57,7 @@ from .._files import check_regular_file, refuse_overwrite, remove_leftovers, wri
 from ..core import kept_response
 from . import kinds as _kinds
 from .degree_channel import degree_header, degree_read
-from .edgelist import shown_path
+from .edgelist import may_be_secret, shown_path
 from .typed.typed_io import header_tie_values
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
@@ -253,7 +253,7 @@ class IOMixin:
         # every refusal names the requested path, never the temporary file, and a "path" that
         # may be key text pasted in the wrong place by its length only
         shown = shown_path(path, quote=False)
-        if shown.startswith("(a path not shown"):  # never write a file named after a key
+        if may_be_secret(path):  # never write a file named after a key
             raise ValueError(f"cannot save to {shown}: it looks like key text or a record, not a "
                              "file name; pass the release file's path (e.g. 'release.dpg')")
         if not folder.is_dir():
