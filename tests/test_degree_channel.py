@@ -137,13 +137,23 @@ def test_share_out_of_range_is_refused_with_the_fix(bad):
         dpgraph.release(nx.path_graph(5), 1.0, seed=0, degree_share="0.1")
 
 
-@pytest.mark.parametrize("kw", [{"keep": 0.5}, {"target_edges": 10}, {"max_edges": 10},
-                                {"edge_attr": "w", "values": [1]}])
-def test_sparse_typed_and_timed_releases_are_refused_before_charging(kw, tmp_path):
+@pytest.mark.parametrize("kw, said", [
+    ({"keep": 0.5}, "a sparse release has no degrees channel"),
+    ({"target_edges": 10}, "a sparse release has no degrees channel"),
+    ({"max_edges": 10}, "with max_edges"),
+    ({"edge_attr": "w", "values": [1]}, "a typed release has no degrees channel"),
+    ({"edge_attr": "w", "values": [1], "keep": 0.5}, "a typed sparse release has no degrees")])
+def test_sparse_typed_and_timed_releases_are_refused_before_charging(kw, said, tmp_path):
     ledger = dpgraph.PrivacyLedger.open(tmp_path / "l.json", total_epsilon=5.0)
-    with pytest.raises(ValueError, match="dense untyped releases only"):
+    with pytest.raises(ValueError, match=said):
         dpgraph.release(nx.path_graph(5), 1.0, seed=0, degree_share=0.1, ledger=ledger, **kw)
     assert ledger.entries == [] or not list(ledger.entries)
+
+
+def test_the_rows_say_which_kinds_compose_with_the_degree_channel():
+    from dpgraph.graph.kinds import KINDS
+
+    assert [row.name for row in KINDS.values() if "degrees" in row.channels] == ["dense"]
 
 
 @pytest.mark.parametrize("directed", [False, True])

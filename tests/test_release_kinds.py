@@ -13,6 +13,7 @@ import networkx as nx
 import pytest
 
 import dpgraph
+import dpgraph.local
 from dpgraph.graph import _memory
 from dpgraph.graph.blockwise import release_blockwise
 from dpgraph.graph.kinds import ANALYTIC_NEEDS, KINDS, capabilities, kind_of
@@ -36,6 +37,7 @@ def _releases(tmp_path):
         "typed sparse": dpgraph.release(_signed(), 1.0, seed=0, edge_attr="s", values=["+", "-"],
                                         keep=0.5),
         "blockwise": release_blockwise(G, 1.0, tmp_path / "b", tile=(64, 64)),
+        "collected": dpgraph.local.simulate_collection(G, 1.0, seed=0),
     }
 
 
@@ -52,7 +54,7 @@ def test_a_sparse_typed_release_is_sparse_for_its_memory(tmp_path):
     """Its memory refusals and estimates are those of a sparse release, not a dense one."""
     storage = {name: _memory.release_kind(R) for name, R in _releases(tmp_path).items()}
     assert storage == {"dense": "dense", "sparse": "sparse", "typed": "dense",
-                       "typed sparse": "sparse", "blockwise": "blockwise"}
+                       "typed sparse": "sparse", "blockwise": "blockwise", "collected": "dense"}
 
 
 def test_an_analytic_that_does_not_apply_is_refused_by_its_declaration():
@@ -172,7 +174,7 @@ def test_the_file_format_reads_each_payload_from_its_row(tmp_path):
 
     for row in KINDS.values():
         if row.file_kind is not None:
-            assert io.KINDS[row.file_kind] == row.payload, row.name
+            assert io._payload(row.file_kind) == row.payload, row.name
     for name, R in _releases(tmp_path).items():
         if name != "blockwise":
             R.save(tmp_path / f"{name}.dpg")
@@ -195,3 +197,25 @@ def test_kind_decisions_read_the_row_not_the_adjacency(tmp_path):
     for path in ("graph/io.py", "graph/analytics/triangle_counting.py",
                  "graph/analytics/community_planning.py"):
         assert not probe.findall((ROOT / "dpgraph" / path).read_text()), path
+
+
+def test_the_collected_kind_is_a_row_of_the_table(tmp_path):
+    """An upper layer's kind is one more row: its file payload, class and capabilities."""
+    import dpgraph.local as local
+    from dpgraph.graph import ReleaseKind, register_kind
+
+    row = KINDS["collected"]
+    assert row.file_kind == "collected" and row.release_type is local.CollectedGraph
+    assert row.mechanics is None and row.capabilities == frozenset()
+    register_kind(row)  # the same row again: a no-op
+    with pytest.raises(ValueError, match="taken by the row 'collected'"):
+        register_kind(ReleaseKind("collected", "other", "dense", frozenset(),
+                                  payload=row.payload, release_type=object))
+    with pytest.raises(ValueError, match="needs payload=.*release_type="):
+        register_kind(ReleaseKind("mine", "mine", "dense", frozenset()))
+    C = local.simulate_collection(nx.path_graph(6), 1.0, seed=0)
+    assert kind_of(C) is row
+    C.save(tmp_path / "c.dpg")
+    assert type(dpgraph.load(tmp_path / "c.dpg")) is local.CollectedGraph
+    with pytest.raises(TypeError, match="needs a typed release.*this release is collected"):
+        C.value_counts()

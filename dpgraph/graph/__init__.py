@@ -6,7 +6,8 @@ analytics are typed on, the storage protocols (:class:`Adjacency`,
 :class:`PackedWords`, :class:`ValuedAdjacency` of a typed release), the declared
 tie values of a typed release (:class:`TieValues`) and the public vertex order
 (:func:`canonical_node_order`), the packed adjacency (:class:`PackedAdjacency`) and
-:func:`register_kind` (a file kind of an upper layer, e.g. a collected release).  For the layers above (baselines, experiments,
+:class:`ReleaseKind` and :func:`register_kind` (the row of a kind an upper layer
+assembles, e.g. a collected release).  For the layers above (baselines, experiments,
 planner, command line): the input table's reader (:func:`read_input`,
 :func:`encode_graph`), the edge-list reader (:func:`read_table_chunks`,
 :func:`source_name`), the signing keys (:func:`signing_key`,
@@ -22,7 +23,8 @@ from .edgelist import read_table_chunks, source_name
 from .encoding import NodeIndex, canonical_node_order, encode_graph
 from .entry import load, release
 from .inputs import read_input
-from .io import check_savable, register_kind
+from .io import check_savable
+from .kinds import ReleaseKind, register_kind
 from .packed import PackedAdjacency
 from .private import PrivateGraph
 from .protocol import Release
@@ -39,6 +41,7 @@ __all__ = [
     "PackedWords",
     "PrivateGraph",
     "Release",
+    "ReleaseKind",
     "SparseAdjacency",
     "TieValues",
     "TypedAdjacency",

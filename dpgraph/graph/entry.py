@@ -179,12 +179,14 @@ def release(
     3
     """
     share = check_share(degree_share)
-    if share and (edge_attr is not None or values is not None or bins is not None
-                  or keep is not None or target_edges is not None or max_edges is not None):
-        raise ValueError("degree_share > 0 is supported for dense untyped releases only; drop "
-                         "edge_attr/values/bins, keep/target_edges and max_edges, or use "
-                         "degree_share=0")
-    if edge_attr is not None or values is not None or bins is not None:  # typed release
+    typed = edge_attr is not None or values is not None or bins is not None
+    row = kinds.row_for(typed=typed, sparse=keep is not None or target_edges is not None)
+    if share:  # the row says which channels its release composes with
+        kinds.refuse_channel(row, "degrees")
+        if max_edges is not None:
+            raise ValueError("degree_share > 0 with max_edges: the constant-time release draws "
+                             "the pairs only; drop max_edges or use degree_share=0")
+    if typed:
         from .typed.release import typed_release
 
         parts = typed_release(G, epsilon, seed, directed=directed, nodes=nodes, ledger=ledger,
@@ -195,7 +197,6 @@ def release(
                             parts.keep, tie_values=parts.tie_values)
     tx = ReleaseTransaction(epsilon, K=2, seed=seed, ledger=ledger, laplace_share=share)
     rr = tx.probabilities
-    row = kinds.row_for(typed=False, sparse=keep is not None or target_edges is not None)
     # every size from public quantities alone (n, epsilon, keep, the declared bound), before
     # the input is read and before the charge: never from the input's edges
     bound = edge_bound if max_edges is None else \

@@ -61,7 +61,7 @@ from .edgelist import may_be_secret, shown_path
 from .typed.typed_io import header_tie_values
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
-           "register_kind", "release_type"]
+           "release_type"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -118,37 +118,21 @@ def _is_number(x: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- kinds
-#: file kind -> (writer, reader) of the payload: the rows of the table of release kinds
-#: (:data:`dpgraph.graph.kinds.KINDS`), then the kinds upper layers register
-KINDS: dict[str, tuple[Any, Any]] = {row.file_kind: row.payload for row in _kinds.KINDS.values()
-                                     if row.file_kind is not None and row.payload is not None}
-_TYPED_KINDS = tuple(row.file_kind for row in _kinds.KINDS.values()
-                     if "typed" in row.capabilities)
-#: kind -> the class :func:`dpgraph.load` builds for it (PrivateGraph when not listed)
-RELEASE_TYPES: dict[str, Any] = {}
-
-
-def register_kind(kind: str, writer: Any, reader: Any, release_type: Any) -> None:
-    """Add a payload kind of an upper layer (its writer, checking reader and release class).
-
-    ``writer(adjacency) -> (header fields, payload)`` and ``reader(payload, header, n,
-    directed) -> adjacency`` as for the built-in kinds; :func:`dpgraph.load` builds a
-    ``release_type`` (a PrivateGraph subclass) from a file of this kind.
-    """
-    if not re.fullmatch(r"[a-z]{1,16}", kind) or (kind in KINDS and KINDS[kind] != (writer, reader)):
-        raise ValueError(f"file kind {kind!r} is taken or not 1 to 16 lowercase letters")
-    KINDS[kind] = (writer, reader)
-    RELEASE_TYPES[kind] = release_type
-
-
 def release_type(adjacency: Any, default: Any) -> Any:
-    """The class a loaded release of this adjacency's kind is (``default`` for built-in kinds)."""
-    return RELEASE_TYPES.get(getattr(adjacency, "file_kind", None), default)
+    """The class a loaded release of this adjacency's kind is (``default`` unless its row says)."""
+    row = _kinds.by_file_kind(getattr(adjacency, "file_kind", None))
+    return default if row is None or row.release_type is None else row.release_type
+
+
+def _payload(kind: Any) -> tuple[Any, Any] | None:
+    """(writer, reader) of a file kind: its row's payload (None: no row writes this kind)."""
+    row = _kinds.by_file_kind(kind)
+    return None if row is None else row.payload
 
 
 def _kind_of(adj: Any) -> str:
     kind = adj.file_kind
-    if kind in KINDS:
+    if _payload(kind) is not None:
         return kind
     raise TypeError(f"saving a {type(adj).__name__} adjacency is not supported by this version")
 
@@ -207,7 +191,7 @@ class IOMixin:
         name = check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
-        meta, payload = KINDS[kind][0](self.adjacency)
+        meta, payload = _payload(kind)[0](self.adjacency)
         dc = getattr(self, "degree_channel", None)
         degrees = None if dc is None else np.ascontiguousarray(dc.noisy, dtype="<i8")
         rr = self.probabilities
@@ -425,7 +409,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
                     f"{path.name}: signature check failed: the file was altered or signed by "
                     "another key than verify_key")
         kind = header.get("kind")
-        if kind not in KINDS:
+        row = _kinds.by_file_kind(kind)
+        if row is None or row.payload is None:
             raise ValueError(f"{path.name}: unknown payload kind {kind!r}; a newer dpgraph may read it")
         n, directed = header.get("n"), header.get("directed")
         nodes = header.get("nodes")
@@ -444,7 +429,7 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
         if header.get("flip_bits") != 64 or type(header.get("flip_bits")) is not int \
                 or not 0 < numerator < 1 << 63 or not (0 < epsilon < math.inf):
             raise ValueError(f"{path.name}: epsilon or flip probability out of range")
-        ties = header_tie_values(header, _label_from_json) if kind in _TYPED_KINDS else None
+        ties = header_tie_values(header, _label_from_json) if "typed" in row.capabilities else None
         if ties is None and "tie_values" in header:
             raise ValueError(f"{path.name}: tie_values in a file of kind {kind!r}; it is corrupted")
         K = 2 if ties is None else ties.K
@@ -471,7 +456,7 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             except ValueError as exc:
                 raise ValueError(f"{path.name}: {exc}") from None
         try:
-            adj = KINDS[kind][1](buf, header, n, directed)
+            adj = row.payload[1](buf, header, n, directed)
         except ValueError as exc:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)
@@ -483,8 +468,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
 
 
 def _row_capabilities(adj: Any) -> frozenset[str]:
-    """The capabilities of the adjacency's row (none for a kind registered without one)."""
-    row = next((r for r in _kinds.KINDS.values() if r.file_kind == adj.file_kind), None)
+    """The capabilities of the adjacency's row."""
+    row = _kinds.by_file_kind(adj.file_kind)
     return frozenset() if row is None else row.capabilities
 
 

@@ -1,6 +1,8 @@
 """The table of release kinds: what each kind is and can do, in one place.
 
-A release is one of five kinds; each row says what the rest of the package
+A release is one of five built-in kinds (and of any kind an upper layer adds
+with :func:`register_kind`, such as the collected release of
+:mod:`dpgraph.local`); each row says what the rest of the package
 used to re-derive from ``hasattr`` probes and kind strings: its name, the
 payload kind of its file (:mod:`dpgraph.graph.io`), how it stores its pairs
 for memory advice (``storage``: dense, sparse or blockwise, see
@@ -23,6 +25,10 @@ typed sparse   sparsetyped   sparse     typed, csr
 blockwise      (a store)     blockwise  packed words, store
 =============  ============  =========  ====================================
 
+Only the dense row composes with the degree channel (``channels``:
+``"degrees"``); a release asking another row for it is refused by the row
+(:func:`refuse_channel`), before anything is read or charged.
+
 Each in-memory row also holds its ``mechanics`` (:mod:`dpgraph.graph.mechanics`:
 its subsampling plan, size check, input and sampler), and :func:`run` makes a
 release of any kind in one sequence: size check (:func:`check`, before
@@ -33,11 +39,15 @@ the same stream).  :func:`row_for` picks the row of a release's arguments.
 
 Each row with a file payload also holds its writer and reader
 (``payload``); :mod:`dpgraph.graph.io` takes them from here.  Adding an
-in-memory kind is one row with its mechanics and payload; see docs/design.md.
+in-memory kind is one row with its mechanics and payload; a kind assembled
+outside the transaction (a collection of users' own reports) is one row with
+its payload and release class, added by :func:`register_kind`; see
+docs/design.md.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
@@ -47,8 +57,9 @@ from .packed_io import packed_payload, packed_read
 from .sparse_io import sparse_payload, sparse_read
 from .typed.typed_io import sparse_typed_payload, sparse_typed_read, typed_payload, typed_read
 
-__all__ = ["ANALYTIC_NEEDS", "KINDS", "Made", "ReleaseKind", "capabilities", "check",
-           "declare_needs", "kind_of", "offers", "refuse_unmet", "row_for", "run"]
+__all__ = ["ANALYTIC_NEEDS", "KINDS", "Made", "ReleaseKind", "by_file_kind", "capabilities",
+           "check", "declare_needs", "kind_of", "offers", "refuse_channel", "refuse_unmet",
+           "register_kind", "row_for", "run"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,12 @@ class ReleaseKind:
         picks them from the row): ``writer(adjacency) -> (header fields,
         payload)``, ``reader(payload, header, n, directed) -> adjacency``,
         checking the payload against the header.
+    channels : frozenset of str
+        The channels its release composes with the pairs (``"degrees"``: the
+        noisy degrees of :mod:`dpgraph.graph.degree_channel`).
+    release_type : type or None
+        The class :func:`dpgraph.load` builds from a file of this kind (a
+        ``PrivateGraph`` subclass; None: ``PrivateGraph`` itself).
     """
 
     name: str
@@ -82,11 +99,13 @@ class ReleaseKind:
     capabilities: frozenset[str]
     mechanics: Any = None
     payload: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+    channels: frozenset[str] = frozenset()
+    release_type: Any = None
 
 
 KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
     ReleaseKind("dense", "packed", "dense", frozenset({"packed words"}), mechanics.dense,
-                (packed_payload, packed_read)),
+                (packed_payload, packed_read), channels=frozenset({"degrees"})),
     ReleaseKind("sparse", "sparse", "sparse", frozenset({"csr"}), mechanics.sparse,
                 (sparse_payload, sparse_read)),
     ReleaseKind("typed", "typed", "dense", frozenset({"typed", "packed words"}), mechanics.typed,
@@ -96,6 +115,54 @@ KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
     ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
 )}
 _BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
+
+
+def register_kind(row: ReleaseKind) -> None:
+    """Add the row of a kind an upper layer assembles (it needs a file payload and a class).
+
+    Such a kind is not sampled by the transaction (no ``mechanics``): a
+    collection of users' own reports is the example.  :func:`dpgraph.load`
+    reads its files with the row's payload reader and builds its
+    ``release_type``; its capabilities decide which analytics it offers.
+    Registering the same row again is a no-op.
+
+    Raises
+    ------
+    ValueError
+        If its name or file kind is taken by another row, its file kind is
+        not 1 to 16 lowercase letters, or it has no payload or release class.
+    """
+    if not (isinstance(row.file_kind, str) and re.fullmatch(r"[a-z]{1,16}", row.file_kind)):
+        raise ValueError(f"row {row.name!r}: its file kind must be 1 to 16 lowercase letters")
+    if row.payload is None or row.release_type is None:
+        raise ValueError(f"row {row.name!r}: a registered kind needs payload=(writer, reader) "
+                         "and release_type= (the class dpgraph.load builds)")
+    taken = KINDS.get(row.name) or _BY_FILE_KIND.get(row.file_kind)
+    if taken is not None and taken != row:
+        raise ValueError(f"row {row.name!r}: its name or file kind {row.file_kind!r} is taken "
+                         f"by the row {taken.name!r}")
+    KINDS[row.name] = _BY_FILE_KIND[row.file_kind] = row
+
+
+def by_file_kind(file_kind: Any) -> ReleaseKind | None:
+    """The row whose files have payload kind ``file_kind`` (None: no row does)."""
+    return _BY_FILE_KIND.get(file_kind)
+
+
+def refuse_channel(row: ReleaseKind, channel: str) -> None:
+    """Refuse a release of ``row`` that asks for a composed ``channel`` its row does not offer.
+
+    Raises
+    ------
+    ValueError
+        Naming the kind, the channel and the rows that offer it.
+    """
+    if channel not in row.channels:
+        offering = [r.name for r in KINDS.values() if channel in r.channels]
+        raise ValueError(
+            f"degree_share > 0: a {row.name} release has no {channel} channel; it composes with "
+            f"the {' or '.join(offering)} release only (drop edge_attr/values/bins and "
+            "keep/target_edges), or use degree_share=0")
 
 
 def kind_of(R: Any) -> ReleaseKind:
@@ -161,7 +228,7 @@ def run(row: ReleaseKind, tx: Any, enc: Any, data: Any, plan: Any,
 
 
 def offers(R: Any) -> frozenset[str]:
-    """The capabilities of ``R``'s row; none for a kind an upper layer registered without one.
+    """The capabilities of ``R``'s row (none for an object of no row).
 
     The kind decisions of the analytics (packed words or CSR) read this, not
     the adjacency's attributes.

@@ -101,7 +101,10 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         The noisy degrees of a composed release (``dpgraph.release(...,
         degree_share=s)``), which the degree, volume, cut and edge-count
         estimators fuse with the pairs; None otherwise.  ``epsilon`` is then
-        the pairs' part and ``degree_channel.total_epsilon`` what was charged.
+        the pairs' part and ``total_epsilon`` what was charged.
+    total_epsilon : float
+        What the release cost: ``epsilon``, plus the degree channel's share
+        on a composed release (the epsilon given to :func:`dpgraph.release`).
     typed_channel : Channel
         The K-ary channel of a typed release's pairs, subsampled for a sparse
         typed release (the binary channel otherwise).
@@ -340,6 +343,20 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         The estimate of the input graph's edge count is :meth:`number_of_edges`.
         """
         return self._adj.number_of_edges()
+
+    @property
+    def total_epsilon(self) -> float:
+        """What the release cost: the pairs' ``epsilon`` plus a composed degree channel's share.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph
+        >>> R = dpgraph.release(nx.path_graph(5), epsilon=1.0, seed=0, degree_share=0.25)
+        >>> R.epsilon, R.total_epsilon
+        (0.75, 1.0)
+        """
+        dc = self.degree_channel
+        return self.epsilon if dc is None else float(dc.total_epsilon)
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

@@ -3,10 +3,8 @@
 :mod:`dpgraph.graph.io` writes a header (public metadata, including the
 channel (d, r) of a subsampled release) and a payload whose layout its
 ``kind`` names.  This module provides the writer and reader of the payload of
-a :class:`~dpgraph.graph.sparse.SparseAdjacency`, registered in io.py as::
-
-    from .sparse_io import sparse_payload, sparse_read
-    KINDS["sparse"] = (sparse_payload, sparse_read)
+a :class:`~dpgraph.graph.sparse.SparseAdjacency`, held by the sparse row of
+the table of release kinds (:data:`dpgraph.graph.kinds.KINDS`).
 
 Payload (little-endian)::
 

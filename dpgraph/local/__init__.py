@@ -16,7 +16,7 @@ eps-edge-LDP per user) and ``"both"`` (each endpoint reports: eps-edge-LDP
 per user, 2 eps centrally; linear counts have about half the variance).
 """
 
-from ..graph import register_kind
+from ..graph import ReleaseKind, register_kind
 from .agreement import ConsistencyCheck, consistency
 from .client import client_report
 from .collection import Collection, ReportRefused, simulate_collection
@@ -24,7 +24,11 @@ from .estimates import CollectedEstimate, CollectedGraph
 from .kind import CollectedPairs, MissingPairsError, collected_payload, collected_read
 from .tokens import close_collection, issue_tokens, open_store
 
-register_kind("collected", collected_payload, collected_read, CollectedGraph)
+#: the collected kind's row of the table of release kinds: assembled from the users' reports
+#: (no sampler of the curator's), two packed planes of n^2 bits, no analytic capability of
+#: the built-in kinds (its estimators are its own)
+register_kind(ReleaseKind("collected", "collected", "dense", frozenset(),
+                          payload=(collected_payload, collected_read), release_type=CollectedGraph))
 
 __all__ = [
     "CollectedEstimate",
