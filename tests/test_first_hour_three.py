@@ -315,6 +315,9 @@ def test_networkx_edge_names_are_refused_naming_what_to_use(name, instead):
     lambda R: nx.cut_size(R, [0, 1, 2]), lambda R: nx.clustering(R), lambda R: nx.pagerank(R),
     lambda R: nx.shortest_path(R, 0, 5), lambda R: list(nx.bfs_edges(R, 0)),
     lambda R: nx.to_numpy_array(R), lambda R: nx.edge_boundary(R, [0]),
+    # functions that read a graph's internal adjacency dict directly
+    lambda R: nx.connected_components(R), lambda R: nx.number_connected_components(R),
+    lambda R: nx.is_connected(R), lambda R: nx.node_connected_component(R, 0),
 ])
 def test_networkx_functions_stop_with_dpgraphs_message(call):
     R = _release(nx.karate_club_graph(), 1.0)

@@ -121,7 +121,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         tie_values: TieValues | None = None,
         degree_channel: DegreeChannel | None = None,
     ) -> None:
-        self._adj = adjacency
+        self._pairs = adjacency
         self.degree_channel = degree_channel
         self._index = index
         self.probabilities = probabilities
@@ -182,7 +182,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         order; map labels with :meth:`positions`.  Counts read from it are
         raw (biased); the estimators of this class debias them.
         """
-        return self._adj
+        return self._pairs
 
     @property
     def node_index(self) -> NodeIndex:
@@ -250,7 +250,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
 
         Out-degrees if directed.  Biased: see ``degrees`` for estimates.
         """
-        return np.asarray(self._adj.degrees(), dtype=np.int64)
+        return np.asarray(self._pairs.degrees(), dtype=np.int64)
 
     def released_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (rows, cols) of every released edge, each unordered pair once.
@@ -273,7 +273,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         need = 16 * m * (1 if sparse else 2)
         _memory.check_call_fits(self, need, f"R.released_edges() of {m:,} released edges",
                                 self._export_alternatives("released_edges"))
-        return self._adj.edge_array()
+        return self._pairs.edge_array()
 
     # ---- public metadata ------------------------------------------------------
     @property
@@ -315,7 +315,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
     @property
     def directed(self) -> bool:
         """True when rows are ordered pairs (a released DiGraph)."""
-        return self._adj.directed
+        return self._pairs.directed
 
     def is_directed(self) -> bool:
         """Whether rows are ordered pairs, like ``networkx.Graph.is_directed()``."""
@@ -342,7 +342,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
 
         The estimate of the input graph's edge count is :meth:`number_of_edges`.
         """
-        return self._adj.number_of_edges()
+        return self._pairs.number_of_edges()
 
     @property
     def total_epsilon(self) -> float:
@@ -435,7 +435,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         need = csr_bytes(n, m, self.directed, format)
         _memory.check_call_fits(self, need, f"R.to_scipy_sparse({format!r}) of {m:,} released edges",
                                 self._export_alternatives("to_scipy_sparse"))
-        return to_csr(self._adj, format)
+        return to_csr(self._pairs, format)
 
     def to_edgelist(self, path: str | os.PathLike[str], delimiter: str = " ") -> None:
         """Write the released edges to a text file, one ``u v`` line per edge.
@@ -508,7 +508,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
             fh.write(f"# dpgraph {kind} release: {self.number_of_nodes()} nodes, "
                      f"epsilon={self.epsilon:g}, flip_probability={self.flip_probability:.6g}, "
                      f"keep={self.keep:.6g}; isolated nodes have no line\n".encode())
-            write_edge_lines(fh, labels, edge_blocks(self._adj), delimiter)
+            write_edge_lines(fh, labels, edge_blocks(self._pairs), delimiter)
 
     def to_networkx(self) -> nx.Graph:
         """The released synthetic graph as a networkx (Di)Graph.
@@ -544,13 +544,13 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         _memory.check_call_fits(self, need,
                                 f"R.to_networkx() of {n:,} nodes and {m:,} released edges",
                                 self._export_alternatives("to_networkx"))
-        H = blocks_to_networkx(self.nodes, edge_blocks(self._adj), self.directed)
+        H = blocks_to_networkx(self.nodes, edge_blocks(self._pairs), self.directed)
         if typed:
             labels = (None, *self.tie_values.values)
             attr = self.tie_values.edge_attr
             nodes = self._index.nodes  # by position
-            for r, c in edge_blocks(self._adj):
-                values = self._adj.edge_values(r, c)
+            for r, c in edge_blocks(self._pairs):
+                values = self._pairs.edge_values(r, c)
                 for i, j, v in zip(r.tolist(), c.tolist(), values.tolist()):
                     H.adj[nodes[i]][nodes[j]][attr] = labels[v]
         return H

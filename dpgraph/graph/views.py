@@ -265,3 +265,8 @@ class NetworkxRefusals:
     is_multigraph = _Refused(_ANY)
     subgraph = _Refused(_SUB)
     edge_subgraph = _Refused(_SUB)
+    # the internals networkx functions read directly (nx.triangles, connected_components)
+    _adj = _Refused(_NEAR)
+    _succ = _Refused(_NEAR)
+    _pred = _Refused(_NEAR)
+    _node = _Refused(_ANY)
