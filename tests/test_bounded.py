@@ -351,3 +351,23 @@ def test_sizes_below_a_gib_are_said_in_mib():
     assert t(2**30 - 2**20) == "1,023.00 MiB" and t(2**30) == "1.00 GiB"
     assert t(30 * 2**30) == "30.00 GiB" and t(10**400) == "9.31e390 GiB"
     assert t(0) == "0.00 MiB" and t(123 * 2**30 + 0.0) == "123.00 GiB"
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_to_scipy_sparse_keeps_int32_indices_within_its_size_check(directed):
+    """scipy upcasts int32 indices to int64 when the row pointers are int64: 8 bytes an entry
+    that csr_bytes does not count (a failed 5 GiB allocation at 5 x 10^4 nodes)."""
+    import tracemalloc
+
+    R = dpgraph.release(nx.gnp_random_graph(1500, 0.01, seed=5, directed=directed), 1.0, seed=6,
+                        directed=directed)
+    n, m = R.number_of_nodes(), R.number_of_released_edges()
+    tracemalloc.start()
+    try:
+        A = R.to_scipy_sparse()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert A.indices.dtype == np.int32 and A.indptr.dtype == np.int32
+    assert A.nnz == (m if directed else 2 * m)
+    assert peak <= convert.csr_bytes(n, m, directed)
