@@ -19,7 +19,8 @@ m = 1 and 2, Holme-Kim powerlaw_cluster, a configuration model with zipf degrees
 largest component), and the controls the fit must keep (ego-Facebook, G(n, p), a
 planted partition of 10^4 nodes).  Every number is printed, none dropped.
 
-    python benchmarks/bench_degree_heavy_tail.py [--reps R] [--quick] [--graphs a,b] [--main REF]
+    python benchmarks/bench_degree_heavy_tail.py [--reps R] [--quick] [--graphs a,b] [--eps 1,4]
+        [--main REF]
 """
 
 from __future__ import annotations
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="2 releases, no 10^4-node graph")
     ap.add_argument("--graphs", default=None, help="comma-separated names (default: all)")
     ap.add_argument("--main", default="main", help="git ref of the 'main' fit")
+    ap.add_argument("--eps", default="1,4", help="comma-separated epsilons")
     a = ap.parse_args(argv)
     graphs = HEAVY + CONTROLS
     if a.quick:
@@ -172,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
         graphs = [g for g in graphs if g[0] in keep]
     reps = 2 if a.quick else a.reps
     print(f"load average before: {_load()}")
-    rows = run(graphs, [1.0, 4.0], reps, a.main)
+    rows = run(graphs, [float(e) for e in a.eps.split(",")], reps, a.main)
     cols = list(rows[0]) if rows else []
     print("KL: mean (worst) over", reps, "releases; times in seconds per fit")
     print(table(rows, cols))

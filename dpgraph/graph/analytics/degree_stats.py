@@ -333,10 +333,9 @@ def degree_distribution(
     (:mod:`~dpgraph.graph.analytics.degree_fit`).  That likelihood takes the
     n degrees as independent, but they share their vertex pairs, so it
     misses half the variance of the mean degree 2 m^ / n; every method's
-    estimate is averaged over a change of scale of all degrees,
-    D -> round(D C), E[C] = 1, that adds that missing variance to the mean
-    degree (``params["location_variance"]``; a scale keeps degree 0 at 0 and
-    moves a degree-1 node to 0 only when C < 1/2).
+    estimate is averaged over a shift of all degrees by that missing
+    variance (``params["location_variance"]``), a node of degree >= 1 never
+    shifted to 0 (the location's spread is no evidence of isolated nodes).
 
     The band (:mod:`~dpgraph.graph.analytics.degree_band`) does not depend on
     the model: it is the range, over every histogram whose expected
