@@ -334,7 +334,8 @@ def degree_distribution(
     n degrees as independent, but they share their vertex pairs, so it
     misses half the variance of the mean degree 2 m^ / n; every method's
     estimate is averaged over a shift of all degrees by that missing
-    variance (``params["location_variance"]``).
+    variance (``params["location_variance"]``), a node of degree >= 1 never
+    shifted to 0 (the location's spread is no evidence of isolated nodes).
 
     The band (:mod:`~dpgraph.graph.analytics.degree_band`) does not depend on
     the model: it is the range, over every histogram whose expected
