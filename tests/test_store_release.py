@@ -1,6 +1,6 @@
 """A blockwise (Zarr) store as a release: the degree distribution in one pass over the store,
-the report within two, what needs the whole matrix refused before a tile is read, ``save``
-refused with what to do, ``dpgraph report STORE``."""
+the report within two, what needs the whole matrix refused before a tile is read,
+``dpgraph report STORE`` (``save``, a file pointing at the store: test_store_pointer.py)."""
 
 from __future__ import annotations
 
@@ -93,14 +93,6 @@ def test_whole_matrix_calls_refused_before_reading(store, reads, call, monkeypat
     assert reads == {"tiles": 0, "rows": 0, "words": 0}
     msg = str(info.value)
     assert "needs" in msg and "available" in msg and "degree_distribution" in msg
-
-
-def test_save_refused_with_what_to_do(store, tmp_path):
-    B = open_blockwise(store)
-    with pytest.raises(ValueError, match="open_blockwise") as info:
-        B.save(tmp_path / "x.dpg")
-    assert "already on disk" in str(info.value)
-    assert not (tmp_path / "x.dpg").exists()
 
 
 def test_cli_report_of_a_store(store, tmp_path, capsys):

@@ -20,7 +20,7 @@ dense          packed        dense      packed words
 sparse         sparse        sparse     csr
 typed          typed         dense      typed, packed words
 typed sparse   sparsetyped   sparse     typed, csr
-blockwise      (a store)     blockwise  packed words, store
+blockwise      store         blockwise  packed words, store
 =============  ============  =========  ====================================
 
 Each in-memory row also holds its ``mechanics`` (:mod:`dpgraph.graph.mechanics`:
@@ -60,7 +60,8 @@ class ReleaseKind:
     name : str
         ``"dense"``, ``"sparse"``, ``"typed"``, ``"typed sparse"`` or ``"blockwise"``.
     file_kind : str or None
-        The payload kind of its ``.dpg`` file (None: a blockwise store).
+        The payload kind of its ``.dpg`` file (``"store"``: a pointer to a blockwise store,
+        registered by :mod:`dpgraph.graph.blockwise.pointer`).
     storage : str
         How its pairs are held, for memory advice: ``"dense"`` (every pair),
         ``"sparse"`` (the kept pairs in CSR form) or ``"blockwise"`` (on disk).
@@ -93,7 +94,7 @@ KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
                 (typed_payload, typed_read)),
     ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"}),
                 mechanics.typed_sparse, (sparse_typed_payload, sparse_typed_read)),
-    ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
+    ReleaseKind("blockwise", "store", "blockwise", frozenset({"packed words", "store"})),
 )}
 _BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
 
