@@ -190,7 +190,8 @@ def _skipped(html_path: str) -> str:
     import html as htmllib
     import re
 
-    text = open(html_path, encoding="utf-8").read()
+    with open(html_path, encoding="utf-8") as fh:
+        text = fh.read()
     found = re.findall(r'(?s)<div class="callout" id="not-computed">(.*?)</div>', text)
     lines = [" ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", x)).split()) for x in found]
     return " | ".join(x[:400] for x in lines) or "nothing left out"

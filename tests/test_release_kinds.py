@@ -169,7 +169,6 @@ def test_every_in_memory_kind_runs_size_then_charge_then_sample(monkeypatch):
 
 def test_the_file_format_reads_each_payload_from_its_row(tmp_path):
     from dpgraph.graph import io
-
     from dpgraph.graph.blockwise import pointer
 
     for row in KINDS.values():
