@@ -224,6 +224,8 @@ def main() -> None:
     ap.add_argument("--step-timeout", type=float, default=600.0)
     ap.add_argument("--steps", nargs="+", default=list(STEPS))
     ap.add_argument("--keep", action="store_true", help="keep the stores")
+    ap.add_argument("--reuse", default=None,
+                    help="a store of the first --n written before (its release row is not repeated)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--store", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -236,11 +238,13 @@ def main() -> None:
           f"{args.memory_gib} GiB, step timeout {args.step_timeout:.0f} s", flush=True)
     print("| nodes | call | seconds | load | peak RSS GiB | passes | note |")
     print("|---|---|---|---|---|---|---|", flush=True)
-    for n in args.n:
-        folder = tempfile.mkdtemp(prefix=f"store{n}-", dir=args.dir)
-        store = os.path.join(folder, "release.zarr")
+    for k, n in enumerate(args.n):
+        reuse = args.reuse if k == 0 else None
+        folder = os.path.dirname(os.path.abspath(reuse)) if reuse else tempfile.mkdtemp(
+            prefix=f"store{n}-", dir=args.dir)
+        store = os.path.abspath(reuse) if reuse else os.path.join(folder, "release.zarr")
         try:
-            for step in ("release", *args.steps):
+            for step in (() if reuse else ("release",)) + tuple(args.steps):
                 r = _run_step(step, n, store, args)
                 print(f"| {n:,} | {step} | {r['seconds']:.1f} | {_load()} | {r['rss']:.2f} | "
                       f"{r['passes']:.3g} | {r['note']} |", flush=True)

@@ -63,9 +63,38 @@ def _tile_degrees(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> tuple:
     j0, j1 = 64 * c0, min(plan.n, 64 * c1)
     cols = np.zeros(max(0, j1 - j0), dtype=np.int64)
     if not plan.directed:
-        for s0 in range(0, r1 - r0, 1024):
-            cols += _unpack(words[s0 : s0 + 1024], j1 - j0).sum(axis=0, dtype=np.int64)
+        kernel = _column_kernel()
+        if kernel is not None:  # bit-sliced counters: about 5x faster than unpacking the tile
+            counts = np.zeros(64 * words.shape[1], dtype=np.int64)
+            kernel(np.ascontiguousarray(words), counts)
+            cols += counts[: j1 - j0]
+        else:
+            for s0 in range(0, r1 - r0, 1024):
+                cols += _unpack(words[s0 : s0 + 1024], j1 - j0).sum(axis=0, dtype=np.int64)
     return r0, rows, j0, cols
+
+
+_COLUMN_KERNEL: list = []
+
+
+def _column_kernel() -> Any:
+    """The compiled column counter of :mod:`dpgraph.graph._cutkernel`, or None (numpy's path).
+
+    Loaded and tried on a tiny block once a process: any failure means
+    numpy's path (the same counts).
+    """
+    if not _COLUMN_KERNEL:
+        from ..._numba import load_kernels
+
+        kernels = load_kernels("dpgraph.graph._cutkernel", ("column_counts",))
+        fn = None if kernels is None else kernels[0]
+        if fn is not None:
+            try:
+                fn(np.ones((1, 1), dtype=np.uint64), np.zeros(64, dtype=np.int64))
+            except Exception:  # any failure of the compiled path: numpy's
+                fn = None
+        _COLUMN_KERNEL.append(fn)
+    return _COLUMN_KERNEL[0]
 
 
 class ZarrAdjacency(AdjacencyBase):
