@@ -106,7 +106,7 @@ def test_queries_match_in_memory(client, tmp_path, batch, monkeypatch):
     assert B.edges_within(range(120)).value == ref.edges_within(range(120)).value
     assert "release_id" in repr(B)
     assert isinstance(B.adjacency, Adjacency) and isinstance(B.adjacency, PackedWords)
-    assert B.adjacency.file_kind is None
+    assert B.adjacency.file_kind == "store"  # saved as a pointer to the store
 
 
 def test_cut_estimates_unbiased_across_keys():

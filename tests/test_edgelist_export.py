@@ -1,4 +1,5 @@
-"""R.to_edgelist formats blocks of lines in numpy: the bytes are those of the line-by-line text."""
+"""R.to_edgelist formats blocks of lines (compiled, straight from the release's rows on two threads,
+or in numpy): the bytes are those of the line-by-line text."""
 
 from __future__ import annotations
 
@@ -39,9 +40,12 @@ def formatter(request, monkeypatch):
     if request.param == "compiled":
         monkeypatch.setattr(convert, "_COMPILED_LINES", 1)
         monkeypatch.setattr(convert, "_COMPILED_BITS", 1)
+        monkeypatch.setattr(convert, "_DIRECT_PAIRS", 5_000)  # many blocks of the direct writer
+        monkeypatch.setattr(convert, "_DIRECT_STORED", 100)
     else:
         monkeypatch.setattr(convert, "_text_kernel", lambda: None)
         monkeypatch.setattr(convert, "_edge_kernel", lambda: None)
+        monkeypatch.setattr(convert, "_direct_tasks", lambda *args: None)
     return request.param
 
 
@@ -100,3 +104,35 @@ def test_empty_release_writes_only_the_comment(tmp_path):
     p = tmp_path / "e.txt"
     R.to_edgelist(p)
     assert p.read_text(encoding="utf-8").count("\n") == 1
+
+
+def test_direct_writer_writes_its_blocks_in_order(monkeypatch):
+    """Blocks formatted on two threads, finishing in any order, are written in row order."""
+    R = dpgraph.release(nx.gnp_random_graph(400, 0.05, seed=1), epsilon=1.0, seed=2)
+    monkeypatch.setattr(convert, "_COMPILED_LINES", 1)
+    monkeypatch.setattr(convert, "_DIRECT_PAIRS", 1_000)  # 2 rows a block: 200 blocks
+    labels = [f"v{v}" for v in R.nodes]
+    fh = io.BytesIO()
+    convert.write_edgelist(fh, labels, R.adjacency, " ", R.number_of_released_edges())
+    want = io.BytesIO()
+    write_edge_lines(want, labels, edge_blocks(R.adjacency), " ")
+    assert fh.getvalue() == want.getvalue() and fh.getvalue().count(b"\n") > 1_000
+
+
+def test_size_check_reads_the_degrees_only_when_the_bound_does_not_fit(tmp_path, monkeypatch):
+    """The disk check first bounds the text by the longest label (no pass over the release for
+    the degrees); the exact size from the degrees only decides when that bound does not fit."""
+    from dpgraph.graph import _memory
+    from dpgraph.graph.private import PrivateGraph
+
+    R = dpgraph.release(nx.relabel_nodes(nx.path_graph(300), {0: "x" * 50}), epsilon=1.0, seed=3)
+    calls = []
+    degrees = PrivateGraph.released_degrees
+    monkeypatch.setattr(PrivateGraph, "released_degrees",
+                        lambda self: calls.append(1) or degrees(self))
+    R.to_edgelist(tmp_path / "a.txt")
+    assert calls == []
+    exact = (tmp_path / "a.txt").stat().st_size
+    monkeypatch.setattr(_memory, "free_disk", lambda folder: exact + 150)  # the bound is larger
+    R.to_edgelist(tmp_path / "b.txt")
+    assert calls == [1] and (tmp_path / "b.txt").read_bytes() == (tmp_path / "a.txt").read_bytes()

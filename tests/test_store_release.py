@@ -1,6 +1,6 @@
 """A blockwise (Zarr) store as a release: the degree distribution in one pass over the store,
-the report within two, what needs the whole matrix refused before a tile is read, ``save``
-refused with what to do, ``dpgraph report STORE``."""
+the report within two, what needs the whole matrix refused before a tile is read,
+``dpgraph report STORE`` (``save``, a file pointing at the store: test_store_pointer.py)."""
 
 from __future__ import annotations
 
@@ -95,14 +95,6 @@ def test_whole_matrix_calls_refused_before_reading(store, reads, call, monkeypat
     assert "needs" in msg and "available" in msg and "degree_distribution" in msg
 
 
-def test_save_refused_with_what_to_do(store, tmp_path):
-    B = open_blockwise(store)
-    with pytest.raises(ValueError, match="open_blockwise") as info:
-        B.save(tmp_path / "x.dpg")
-    assert "already on disk" in str(info.value)
-    assert not (tmp_path / "x.dpg").exists()
-
-
 def test_cli_report_of_a_store(store, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(store), "-o", str(out)]) == 0
@@ -114,3 +106,22 @@ def test_cli_report_of_a_store(store, tmp_path, capsys):
 def test_small_store_still_answers_triangles(store):
     est = open_blockwise(store).triangles()
     assert est.std > 0 and math.isfinite(est.value)
+
+
+def test_degree_pass_compiled_and_numpy_agree(store, monkeypatch):
+    """The column sums of the degree pass: bit-sliced counters (numba) or unpacked bits (numpy)."""
+    import numpy as np
+
+    fast = open_blockwise(store).released_degrees()
+    monkeypatch.setattr(bg, "_COLUMN_KERNEL", [None])
+    slow = open_blockwise(store).released_degrees()
+    assert np.array_equal(fast, slow) and fast.sum() > 0
+    rng = np.random.default_rng(0)
+    bits = rng.random((300, 7 * 64)) < 0.4
+    words = np.packbits(bits, axis=1, bitorder="little").view("<u8")
+    counts = np.zeros(7 * 64, dtype=np.int64)
+    monkeypatch.undo()
+    kernel = bg._column_kernel()
+    if kernel is not None:  # 300 rows: planes of 9 bits, ripples of every length
+        kernel(np.ascontiguousarray(words), counts)
+        assert np.array_equal(counts, bits.sum(axis=0))

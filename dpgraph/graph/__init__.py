@@ -17,6 +17,7 @@ channels of a planned release are the core's
 (:func:`dpgraph.core.subsampled_probabilities`).
 """
 
+from . import blockwise as blockwise  # registers the file kind of a pointer to a blockwise store
 from .adjacency import Adjacency, PackedWords, ValuedAdjacency
 from .answers import NodeEstimates
 from .edgelist import read_table_chunks, source_name

@@ -1,4 +1,5 @@
-"""numba kernels for packed cut counts (one SWAR and-popcount); imported lazily by :mod:`dpgraph.graph.packed`.
+"""numba kernels for packed cut counts (one SWAR and-popcount); imported lazily by :mod:`dpgraph.graph.packed`,
+and the column counts of a packed block (the degree pass of a blockwise store, :mod:`.blockwise.graph`).
 
 The SWAR constants and :func:`and_popcount` are the one popcount of the
 packed bits: the triangle kernels (:mod:`dpgraph.graph.analytics._trikernel`)
@@ -154,3 +155,36 @@ def packed_matmat(words, X, out, gather, scatter, upper):  # pragma: no cover - 
                                 out[col, c] += S[g, v, c]
                         vv &= vv - 1
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def column_counts(words, cols):  # pragma: no cover - compiled
+    """Add to ``cols[64 w + b]`` the number of rows of ``words`` whose bit b of word w is set.
+
+    A bit-sliced counter a word column: plane k holds bit k of the 64
+    columns' running counts, and each row is added with a ripple of ANDs and
+    XORs (about two planes a word on average), then the planes are read out
+    once.  The column sums of a packed block without unpacking it to one
+    byte a pair.
+    """
+    rows, nw = words.shape
+    depth = 1
+    while (1 << depth) <= rows:
+        depth += 1
+    planes = np.zeros((depth, nw), dtype=np.uint64)
+    for a in range(rows):
+        for w in range(nw):
+            carry = words[a, w]
+            k = 0
+            while carry:
+                t = planes[k, w] & carry
+                planes[k, w] ^= carry
+                carry = t
+                k += 1
+    one = np.uint64(1)
+    for w in range(nw):
+        for k in range(depth):
+            x = planes[k, w]
+            if x:
+                for b in range(64):
+                    cols[64 * w + b] += np.int64((x >> np.uint64(b)) & one) << k

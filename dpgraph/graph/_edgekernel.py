@@ -1,5 +1,6 @@
 """numba kernels of the exports, imported lazily by :mod:`.convert`: the set bits of packed rows as
-(row, column) pairs, and the edge-list text of a block of pairs."""
+(row, column) pairs, the edge-list text of a block of pairs, and the edge-list text straight from
+packed rows or CSR rows (listed and formatted in one loop)."""
 
 from __future__ import annotations
 
@@ -61,4 +62,77 @@ def format_lines(pool, starts, lens, rows, cols, delim, out):  # pragma: no cove
         p += m
         out[p] = 10
         p += 1
+    return p
+
+
+@nb.njit(cache=True, nogil=True)
+def packed_lines(words, row0, pool, starts, lens, delim, out):  # pragma: no cover - compiled
+    """Write the edge-list lines of the set bits of packed rows (rows row0..) into ``out``.
+
+    Lists and formats in one loop (no position arrays): for every set bit,
+    label(row) delim label(column) newline.  ``out`` holds at least
+    popcount(words) * (longest label * 2 + delim.size + 1) bytes; returns the
+    bytes used.  The row's label and the delimiter are copied once a row into
+    ``head`` and from there once a line.
+    """
+    p = 0
+    D = delim.size
+    one = np.uint64(1)
+    head = np.empty(int(lens.max()) + D, dtype=np.uint8)
+    for a in range(words.shape[0]):
+        i = row0 + a
+        s, m = starts[i], lens[i]
+        for t in range(m):
+            head[t] = pool[s + t]
+        for t in range(D):
+            head[m + t] = delim[t]
+        h = m + D
+        for w in range(words.shape[1]):
+            x = words[a, w]
+            base = 64 * w
+            while x:
+                low = x & (~x + one)
+                y = low - one
+                y = y - ((y >> one) & M1)
+                y = (y & M2) + ((y >> np.uint64(2)) & M2)
+                y = (y + (y >> np.uint64(4))) & M4
+                j = base + ((y * H01) >> np.uint64(56))
+                for t in range(h):
+                    out[p + t] = head[t]
+                p += h
+                s2, m2 = starts[j], lens[j]
+                for t in range(m2):
+                    out[p + t] = pool[s2 + t]
+                p += m2
+                out[p] = 10
+                p += 1
+                x ^= low
+    return p
+
+
+@nb.njit(cache=True, nogil=True)
+def csr_lines(indptr, indices, i0, i1, pool, starts, lens, delim, out):  # pragma: no cover
+    """Write the edge-list lines of CSR rows i0..i1-1 into ``out``; return the bytes used.
+
+    ``out`` holds at least (indptr[i1] - indptr[i0]) * (longest label * 2 +
+    delim.size + 1) bytes.
+    """
+    p = 0
+    D = delim.size
+    for i in range(i0, i1):
+        s, m = starts[i], lens[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            for t in range(m):
+                out[p + t] = pool[s + t]
+            p += m
+            for t in range(D):
+                out[p + t] = delim[t]
+            p += D
+            j = indices[k]
+            s2, m2 = starts[j], lens[j]
+            for t in range(m2):
+                out[p + t] = pool[s2 + t]
+            p += m2
+            out[p] = 10
+            p += 1
     return p

@@ -41,6 +41,8 @@ release itself is.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import math
@@ -60,8 +62,8 @@ from .degree_channel import degree_header, degree_read
 from .edgelist import may_be_secret, shown_path
 from .typed.typed_io import header_tie_values
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "read_release",
-           "release_type"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "IOMixin", "ReleaseParts", "check_savable", "current_folder",
+           "file_folder", "read_release", "release_type"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -118,6 +120,26 @@ def _is_number(x: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- kinds
+#: the folder of the file being saved or read, while its payload is written or read
+_FOLDER: contextvars.ContextVar[Path | None] = contextvars.ContextVar("dpg_folder", default=None)
+
+
+@contextlib.contextmanager
+def file_folder(folder: Path) -> Iterator[None]:
+    """While a file in ``folder`` is saved or read (a payload naming a path resolves it here)."""
+    token = _FOLDER.set(Path(folder))
+    try:
+        yield
+    finally:
+        _FOLDER.reset(token)
+
+
+def current_folder() -> Path:
+    """The folder of the file whose payload is being written or read (else the working one)."""
+    folder = _FOLDER.get()
+    return Path(".") if folder is None else folder
+
+
 def release_type(adjacency: Any, default: Any) -> Any:
     """The class a loaded release of this adjacency's kind is (``default`` unless its row says)."""
     row = _kinds.by_file_kind(getattr(adjacency, "file_kind", None))
@@ -191,7 +213,8 @@ class IOMixin:
         name = check_name(getattr(self, "name", None) if name is None else name, "name")
         path = Path(path)
         kind = _kind_of(self.adjacency)
-        meta, payload = _payload(kind)[0](self.adjacency)
+        with file_folder(path.parent):  # a store pointer's path is relative to it
+            meta, payload = _payload(kind)[0](self.adjacency)
         dc = getattr(self, "degree_channel", None)
         degrees = None if dc is None else np.ascontiguousarray(dc.noisy, dtype="<i8")
         rr = self.probabilities
@@ -456,7 +479,8 @@ def read_release(path: PathLike, *, verify_key: Any = None) -> ReleaseParts:
             except ValueError as exc:
                 raise ValueError(f"{path.name}: {exc}") from None
         try:
-            adj = row.payload[1](buf, header, n, directed)
+            with file_folder(path.parent):  # a store pointer's path is relative to it
+                adj = row.payload[1](buf, header, n, directed)
         except ValueError as exc:
             raise ValueError(f"{path.name}: {exc}") from None
     channel, keep = _derived_channel(adj, rr)

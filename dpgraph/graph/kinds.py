@@ -22,7 +22,7 @@ dense          packed        dense      packed words
 sparse         sparse        sparse     csr
 typed          typed         dense      typed, packed words
 typed sparse   sparsetyped   sparse     typed, csr
-blockwise      (a store)     blockwise  packed words, store
+blockwise      store         blockwise  packed words, store
 =============  ============  =========  ====================================
 
 Only the dense row composes with the degree channel (``channels``:
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar
 
 from . import degree_channel, mechanics
@@ -71,7 +71,8 @@ class ReleaseKind:
     name : str
         ``"dense"``, ``"sparse"``, ``"typed"``, ``"typed sparse"`` or ``"blockwise"``.
     file_kind : str or None
-        The payload kind of its ``.dpg`` file (None: a blockwise store).
+        The payload kind of its ``.dpg`` file (``"store"``: a pointer to a blockwise store,
+        whose writer and reader :mod:`dpgraph.graph.blockwise` adds to the row).
     storage : str
         How its pairs are held, for memory advice: ``"dense"`` (every pair),
         ``"sparse"`` (the kept pairs in CSR form) or ``"blockwise"`` (on disk).
@@ -88,9 +89,10 @@ class ReleaseKind:
     channels : frozenset of str
         The channels its release composes with the pairs (``"degrees"``: the
         noisy degrees of :mod:`dpgraph.graph.degree_channel`).
-    release_type : type or None
-        The class :func:`dpgraph.load` builds from a file of this kind (a
-        ``PrivateGraph`` subclass; None: ``PrivateGraph`` itself).
+    release_type : callable or None
+        What :func:`dpgraph.load` builds from a file of this kind: a
+        ``PrivateGraph`` subclass or a function of the same arguments (None:
+        ``PrivateGraph`` itself).
     """
 
     name: str
@@ -112,7 +114,7 @@ KINDS: dict[str, ReleaseKind] = {row.name: row for row in (
                 (typed_payload, typed_read)),
     ReleaseKind("typed sparse", "sparsetyped", "sparse", frozenset({"typed", "csr"}),
                 mechanics.typed_sparse, (sparse_typed_payload, sparse_typed_read)),
-    ReleaseKind("blockwise", None, "blockwise", frozenset({"packed words", "store"})),
+    ReleaseKind("blockwise", "store", "blockwise", frozenset({"packed words", "store"})),
 )}
 _BY_FILE_KIND = {row.file_kind: row for row in KINDS.values()}
 
@@ -124,7 +126,11 @@ def register_kind(row: ReleaseKind) -> None:
     collection of users' own reports is the example.  :func:`dpgraph.load`
     reads its files with the row's payload reader and builds its
     ``release_type``; its capabilities decide which analytics it offers.
-    Registering the same row again is a no-op.
+    Registering the same row again is a no-op.  A row of the table without
+    a payload is completed the same way, by a ``row`` equal to it but for
+    ``payload`` and ``release_type`` (the blockwise row: its package
+    holds the pointer payload, which the table cannot import without a
+    cycle).
 
     Raises
     ------
@@ -138,7 +144,9 @@ def register_kind(row: ReleaseKind) -> None:
         raise ValueError(f"row {row.name!r}: a registered kind needs payload=(writer, reader) "
                          "and release_type= (the class dpgraph.load builds)")
     taken = KINDS.get(row.name) or _BY_FILE_KIND.get(row.file_kind)
-    if taken is not None and taken != row:
+    completes = taken is not None and taken.payload is None and replace(
+        taken, payload=row.payload, release_type=row.release_type) == row
+    if taken is not None and taken != row and not completes:
         raise ValueError(f"row {row.name!r}: its name or file kind {row.file_kind!r} is taken "
                          f"by the row {taken.name!r}")
     KINDS[row.name] = _BY_FILE_KIND[row.file_kind] = row

@@ -26,7 +26,7 @@ from .convert import (
     edgelist_bytes,
     networkx_bytes,
     to_csr,
-    write_edge_lines,
+    write_edgelist,
 )
 from .degree_channel import DegreeChannel
 from .encoding import NodeIndex
@@ -487,7 +487,8 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         _memory.check_call_fits(self, 120 * n + 100 * min(m, 1 << 20),
                                 f"the {n:,} node labels of R.to_edgelist")
         labels = [str(v) for v in self.nodes]
-        if any(delimiter in t or "\n" in t or "\r" in t for t in labels):
+        text = "\n".join(labels)  # one scan: a delimiter without "\n" cannot span two labels
+        if "\r" in text or text.count("\n") != len(labels) - 1 or delimiter in text:
             raise ValueError(
                 f"a node label's text contains the delimiter {delimiter!r} or a line break; "
                 "relabel the nodes or pass another delimiter"
@@ -495,9 +496,10 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
         path = Path(path)
         if not path.parent.is_dir():
             raise FileNotFoundError(f"cannot write {path}: its folder {path.parent} does not exist")
-        need = edgelist_bytes(labels, self.released_degrees() if not self.directed else None,
-                              m, delimiter, self.directed)
         free = _memory.free_disk(path.parent) + (path.stat().st_size if path.is_file() else 0)
+        need = edgelist_bytes(labels, None, m, delimiter, True)  # a bound: no pass for the degrees
+        if need > free and not self.directed:  # the exact size, from the degrees
+            need = edgelist_bytes(labels, self.released_degrees(), m, delimiter, False)
         if need > free:
             raise OSError(errno.ENOSPC,
                           f"the edge list of {m:,} released edges needs {_memory.size_text(need)} of disk "
@@ -508,7 +510,7 @@ class PrivateGraph(CertifiedRelease, IOMixin, NetworkxRefusals):
             fh.write(f"# dpgraph {kind} release: {self.number_of_nodes()} nodes, "
                      f"epsilon={self.epsilon:g}, flip_probability={self.flip_probability:.6g}, "
                      f"keep={self.keep:.6g}; isolated nodes have no line\n".encode())
-            write_edge_lines(fh, labels, edge_blocks(self._pairs), delimiter)
+            write_edgelist(fh, labels, self._pairs, delimiter, m)
 
     def to_networkx(self) -> nx.Graph:
         """The released synthetic graph as a networkx (Di)Graph.

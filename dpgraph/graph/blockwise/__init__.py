@@ -22,7 +22,9 @@ from any input of :mod:`dpgraph.graph.inputs`), :mod:`.tiles` (the grid,
 streams and tile sampler), :mod:`.location` (the store location),
 :mod:`.sizing` (disk and memory checks), :mod:`.write` (the locked write),
 :mod:`.reader` (the format and validation on open), :mod:`.graph` (the
-adjacency over the store) and :mod:`.cluster` (Dask plumbing).
+adjacency over the store), :mod:`.pointer` (a ``.dpg`` file pointing at the
+store: ``R.save(path)``, ``dpgraph.load(path)``; its file kind ``"store"`` is
+registered on import) and :mod:`.cluster` (Dask plumbing).
 
 Optional dependencies: ``dask``, ``distributed`` (for a cluster), ``zarr`` and
 ``fsspec`` (any fsspec URL as the store).  They are imported inside the
@@ -41,9 +43,13 @@ Metadata: ``format`` ("dpgraph-blockwise"), ``format_version``, ``release_id``
 key; it lets a resume check it continues the same input) and ``complete``.
 """
 
+from dataclasses import replace
+
+from ..kinds import KINDS, register_kind
 from .cluster import WORKER_ENV, local_cluster
 from .edges import EdgeKeys, edge_keys
 from .graph import BlockwiseGraph, ZarrAdjacency
+from .pointer import store_payload, store_read, store_release
 from .reader import FORMAT, FORMAT_VERSION, open_blockwise, validate_metadata
 from .write import StoreBusyError, release_blockwise
 
@@ -61,4 +67,9 @@ __all__ = [
     "release_blockwise",
     "validate_metadata",
 ]
+
+#: the blockwise row of the table of release kinds, completed with its file payload: a .dpg
+#: pointing at a store, and the BlockwiseGraph dpgraph.load builds from one
+register_kind(replace(KINDS["blockwise"], payload=(store_payload, store_read),
+                      release_type=store_release))
 

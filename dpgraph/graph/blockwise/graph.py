@@ -63,9 +63,38 @@ def _tile_degrees(loc: StoreLocation, plan: TilePlan, a: int, b: int) -> tuple:
     j0, j1 = 64 * c0, min(plan.n, 64 * c1)
     cols = np.zeros(max(0, j1 - j0), dtype=np.int64)
     if not plan.directed:
-        for s0 in range(0, r1 - r0, 1024):
-            cols += _unpack(words[s0 : s0 + 1024], j1 - j0).sum(axis=0, dtype=np.int64)
+        kernel = _column_kernel()
+        if kernel is not None:  # bit-sliced counters: about 5x faster than unpacking the tile
+            counts = np.zeros(64 * words.shape[1], dtype=np.int64)
+            kernel(np.ascontiguousarray(words), counts)
+            cols += counts[: j1 - j0]
+        else:
+            for s0 in range(0, r1 - r0, 1024):
+                cols += _unpack(words[s0 : s0 + 1024], j1 - j0).sum(axis=0, dtype=np.int64)
     return r0, rows, j0, cols
+
+
+_COLUMN_KERNEL: list = []
+
+
+def _column_kernel() -> Any:
+    """The compiled column counter of :mod:`dpgraph.graph._cutkernel`, or None (numpy's path).
+
+    Loaded and tried on a tiny block once a process: any failure means
+    numpy's path (the same counts).
+    """
+    if not _COLUMN_KERNEL:
+        from ..._numba import load_kernels
+
+        kernels = load_kernels("dpgraph.graph._cutkernel", ("column_counts",))
+        fn = None if kernels is None else kernels[0]
+        if fn is not None:
+            try:
+                fn(np.ones((1, 1), dtype=np.uint64), np.zeros(64, dtype=np.int64))
+            except Exception:  # any failure of the compiled path: numpy's
+                fn = None
+        _COLUMN_KERNEL.append(fn)
+    return _COLUMN_KERNEL[0]
 
 
 class ZarrAdjacency(AdjacencyBase):
@@ -76,8 +105,12 @@ class ZarrAdjacency(AdjacencyBase):
     :meth:`cut_counts` answers a batch of cuts reading each tile once.
     """
 
-    def __init__(self, location: StoreLocation, plan: TilePlan) -> None:
+    #: the payload kind of a ``.dpg`` file pointing at the store (:mod:`dpgraph.graph.store_io`)
+    file_kind = "store"
+
+    def __init__(self, location: StoreLocation, plan: TilePlan, metadata: dict | None = None) -> None:
         self.location = location
+        self.metadata = dict(metadata or {})  # the store's public metadata, as validated on open
         self._plan = plan
         self.n = plan.n
         self.directed = plan.directed
@@ -208,8 +241,8 @@ class BlockwiseGraph(PrivateGraph):
     """
 
     def __init__(self, adjacency: ZarrAdjacency, index: NodeIndex,
-                 probabilities: RRProbabilities, metadata: dict) -> None:
-        super().__init__(adjacency, index, probabilities)
+                 probabilities: RRProbabilities, metadata: dict, name: str | None = None) -> None:
+        super().__init__(adjacency, index, probabilities, name=name)
         self.metadata = dict(metadata)
         self.release_id = str(metadata["release_id"])
 
@@ -249,19 +282,34 @@ class BlockwiseGraph(PrivateGraph):
         self._whole_matrix("R.communities()")
         return super().communities(*args, **kwargs)
 
-    def save(self, path: Any, **kwargs: Any) -> None:
-        """Refused: a blockwise release is already saved, as its store.
+    def save(self, path: Any, *, signing_key: Any = None, name: str | None = None) -> None:
+        """Write a small ``.dpg`` file that points at this release's store.
 
-        Raises
-        ------
-        ValueError
-            Always, naming the store and how to open it again.
+        The file (payload kind ``"store"``, docs/file-format.md) holds the
+        public header of every release file (vertex set, epsilon, the exact
+        flip numerator; a name and a signature if asked) and names the store:
+        its path relative to the file's folder (its URL if remote), its
+        release id and nonce, and a SHA-256 of its metadata.  No pair is
+        copied: :func:`dpgraph.load` reopens the store and refuses it if it
+        is missing, moved, holds another release or changed.  ``dpgraph
+        report FILE.dpg`` then reports the store.  Parameters and errors as
+        :meth:`PrivateGraph.save`.
+
+        Examples
+        --------
+        >>> import networkx as nx, dpgraph, tempfile, os, warnings
+        >>> from dpgraph.graph.blockwise import release_blockwise
+        >>> folder = tempfile.mkdtemp()
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     B = release_blockwise(nx.path_graph(200), 1.0, os.path.join(folder, "s.zarr"),
+        ...                           key=bytes(32))
+        >>> B.save(os.path.join(folder, "s.dpg"))
+        >>> R = dpgraph.load(os.path.join(folder, "s.dpg"))
+        >>> type(R).__name__, R.release_id == B.release_id
+        ('BlockwiseGraph', True)
         """
-        raise ValueError(
-            f"R.save({str(path)!r}): this release is a blockwise store, already on disk at "
-            f"{self.adjacency.location!s}; open it again with "
-            "dpgraph.graph.blockwise.open_blockwise(store) (a copy of the store is a copy of the "
-            "release)")
+        super().save(path, signing_key=signing_key, name=name)
 
     def __repr__(self) -> str:  # no pass over the store just to print
         kind = "directed" if self.directed else "undirected"

@@ -352,4 +352,4 @@ def _open(loc: StoreLocation, release_id: str | None, *, check_bits: bool) -> Bl
     if not rr.certify():
         raise ValueError("store's flip probability does not certify its epsilon; refusing it")
     plan, labels = _check_arrays(loc, fields, check_bits)
-    return BlockwiseGraph(ZarrAdjacency(loc, plan), NodeIndex.from_integers(labels), rr, meta)
+    return BlockwiseGraph(ZarrAdjacency(loc, plan, meta), NodeIndex.from_integers(labels), rr, meta)
