@@ -30,22 +30,29 @@ def score_block(words, i0, i1, n, left, right, bound, t_out, t_in,
     for i in range(i0, i1):
         if bound[i] < lowest:
             continue
-        for j in range(i + 1, n):
-            s = 0.0
-            for c in range(k):
-                s += left[i, c] * right[j, c]
-            p = np.float32(s)
-            bit = (words[i, j >> 6] >> np.uint64(j & 63)) & one
-            if bit != 0:
-                if p < t_in:
+        for w in range((i + 1) >> 6, words.shape[1]):
+            word = words[i, w]
+            j0 = max(w << 6, i + 1)
+            j1 = min((w + 1) << 6, n)
+            for j in range(j0, j1):
+                if k == 1:
+                    p = np.float32(left[i, 0] * right[j, 0])
+                else:
+                    s = 0.0
+                    for c in range(k):
+                        s += left[i, c] * right[j, c]
+                    p = np.float32(s)
+                bit = (word >> np.uint64(j & 63)) & one
+                if bit != 0:
+                    if p < t_in:
+                        continue
+                elif p < t_out:
                     continue
-            elif p < t_out:
-                continue
-            out_r[cnt] = i
-            out_c[cnt] = j
-            out_p[cnt] = p
-            out_b[cnt] = bit != 0
-            cnt += 1
+                out_r[cnt] = i
+                out_c[cnt] = j
+                out_p[cnt] = p
+                out_b[cnt] = bit != 0
+                cnt += 1
     return cnt
 
 

@@ -33,7 +33,7 @@ from ..answers import require_undirected as _undirected
 from ..convert import blocks_to_networkx, networkx_bytes
 from ..protocol import Release
 from ._shared import progress_range
-from .counts import _degree_estimate
+from .counts import _degree_estimate, number_of_edges
 from .degree_stats import degree_distribution
 from .spectral import _leading_eigen, _noise_edge
 from .synthesis_plan import START_BLOCK, SynthesisProgress, pass_seconds, synthesis_plan
@@ -190,13 +190,16 @@ def synthesize(
     if rank is not None and not (1 <= int(rank) <= n - 2):
         raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
     alpha, beta = R.channel.alpha, R.channel.beta
-    h = degree_distribution(R)
-    m_out, _ = synthetic_edge_count(R, h)
-    budget = int(min(N, 8 * m_out + 1000))
-    _check_synthesis_fits(R, m_out, budget, 60 if rank is None else int(rank))
-    plan = synthesis_plan(R, m_out, budget, rank, max_seconds)
+    est = number_of_edges(R, proper=False)  # m <= m^ + sd (1.): what is sized and predicted
+    m_most = int(np.clip(np.ceil(float(est.value) + float(est.std)), 0, N))
+    budget = int(min(N, 8 * m_most + 1000))
+    _check_synthesis_fits(R, m_most, budget, 60 if rank is None else int(rank))
+    plan = synthesis_plan(R, m_most, budget, rank, max_seconds)
     bar = SynthesisProgress(plan, progress)
     try:
+        h = degree_distribution(R)
+        m_out, _ = synthetic_edge_count(R, h)
+        budget = int(min(N, 8 * m_out + 1000))
         rng = np.random.default_rng(seed)
         target, cap = target_degrees(R, h, m_out, rng)
         if rank is None:
@@ -416,20 +419,26 @@ class _TopK:
         if self.npending >= max(self.k, _MERGE):
             self._merge()
 
-    def _merge(self) -> None:
+    def _merge(self, final: bool = False) -> None:
         parts = self.pending + ([self.kept] if self.kept is not None else [])
         self.pending, self.npending = [], 0
         if not parts:
             return
         kept = _best(self.k, *(np.concatenate(x) for x in zip(*parts)))
         score, prior, key = kept[3], kept[2], kept[4]
-        order = np.lexsort((-key, -prior, -score))
-        self.kept = tuple(x[order] for x in kept)
-        if score.size >= self.k:
-            self.last = (float(score[order[-1]]), float(prior[order[-1]]))
+        if final:  # best first, once: the running merges need only the k-th
+            order = np.lexsort((-key, -prior, -score))
+            self.kept = tuple(x[order] for x in kept)
+            return
+        self.kept = kept
+        if score.size >= self.k:  # the worst kept by (score, prior, key), in O(k)
+            at = np.flatnonzero(score == score.min())
+            at = at[prior[at] == prior[at].min()]
+            at = at[np.argmin(key[at])]
+            self.last = (float(score[at]), float(prior[at]))
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
-        self._merge()
+        self._merge(final=True)
         if self.kept is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return self.kept[0].astype(np.int64), self.kept[1].astype(np.int64)

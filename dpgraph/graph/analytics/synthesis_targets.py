@@ -70,7 +70,7 @@ def synthetic_edge_count(R: Any, h: Any) -> tuple[int, dict]:
             f"R.synthesize(): the estimated edge count {value:,.0f} is within two standard "
             f"deviations ({std:,.0f}) of 0, so this release does not resolve the synthetic "
             f"graph's size: its {m_out:,} edges follow the estimated degree distribution's mean "
-            f"({implied:,.0f} edges)", UserWarning, stacklevel=5)
+            f"({implied:,.0f} edges)", UserWarning, stacklevel=4)
     return m_out, info
 
 
@@ -97,14 +97,16 @@ def tilted(h: np.ndarray, mean: float) -> np.ndarray:
         out = np.zeros_like(h)
         out[support[0] if mean <= support[0] else support[-1]] = 1.0
         return out
-    logh = np.full(h.size, -np.inf)
+    top = int(support[-1]) + 1  # the tilt keeps the support: work on it only
+    logh = np.full(top, -np.inf)
     logh[support] = np.log(h[support])
+    dd = d[:top]
 
     def at(t: float) -> tuple[np.ndarray, float]:
-        w = logh + t * d
+        w = logh + t * dd
         w = np.exp(w - w.max())
         w /= w.sum()
-        return w, float(w @ d)
+        return w, float(w @ dd)
 
     lo_t, hi_t = (0.0, 1.0) if mean > have else (-1.0, 0.0)
     while (at(hi_t)[1] < mean) if mean > have else (at(lo_t)[1] > mean):
@@ -112,13 +114,15 @@ def tilted(h: np.ndarray, mean: float) -> np.ndarray:
             lo_t, hi_t = hi_t, 2 * hi_t
         else:
             lo_t, hi_t = 2 * lo_t, lo_t
-    for _ in range(100):
+    for _ in range(60):
         mid = 0.5 * (lo_t + hi_t)
         if at(mid)[1] < mean:
             lo_t = mid
         else:
             hi_t = mid
-    return at(0.5 * (lo_t + hi_t))[0]
+    out = np.zeros_like(h)
+    out[:top] = at(0.5 * (lo_t + hi_t))[0]
+    return out
 
 
 def target_degrees(R: Any, h: Any, m_out: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
