@@ -6,14 +6,17 @@ Input: the planted partition of the large-graph benchmarks (``_steps.planted_par
 with a fixed seed and saved.  Each synthesis runs in a fresh process that loads the
 release (``PYTHONPATH`` = this repository, or ``--baseline``, a checkout of the code to
 compare with, e.g. ``git worktree add /tmp/base main``), so both versions see the same
-release.  Printed per row: the time of ``R.synthesize(seed=0)`` (load excluded) with the
+release.  Printed per row: the time of the degree distribution (computed first: the
+synthesis reuses it) and of ``R.synthesize(seed=0)`` (load excluded), with the
 load average (1 min) at its end, the process's peak RSS (VmHWM, the loaded release
 included), the synthetic edge count beside the release's estimate (m^ +- sd) and the
 truth, the largest synthetic degree beside the truth's and the estimated degree
 distribution's (1 - 1/n) quantile, and the degree KL divergence KL(truth || synthetic)
 of the two degree histograms (the synthetic one smoothed by half a count per degree on
 the union of the supports, so a degree the synthetic graph lacks costs a finite amount).
-A run that fails or times out is printed as such, never hidden.
+The time predicted before any work (this code's operation-count model,
+:mod:`dpgraph.graph.analytics.synthesis_plan`; it leaves out the degree distribution) is
+printed beside the time.  A run that fails or times out is printed as such, never hidden.
 
 Run (from the repository root)::
 
@@ -47,6 +50,16 @@ _RUN = textwrap.dedent("""
     import numpy as np, dpgraph
     R = dpgraph.load(sys.argv[1])
     est = R.number_of_edges(proper=False)
+    try:  # the prediction made before any work (codes that make one)
+        from dpgraph.graph.analytics.synthesis_plan import synthesis_plan
+        m = int(np.clip(np.ceil(est.value + est.std), 0, R.number_of_pairs()))
+        predicted = synthesis_plan(R, m, int(min(R.number_of_pairs(), 8 * m + 1000)), None,
+                                   None).seconds
+    except ImportError:
+        predicted = None
+    t0 = time.perf_counter()
+    h = np.asarray(R.degree_distribution(), dtype=float)  # cached: the synthesis reuses it
+    dd_secs = time.perf_counter() - t0
     t0 = time.perf_counter()
     H = R.synthesize(seed=0, progress=False)
     secs = time.perf_counter() - t0
@@ -56,13 +69,13 @@ _RUN = textwrap.dedent("""
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
             peak = int(line.split()[1]) * 1024
-    h = np.asarray(R.degree_distribution(), dtype=float)
     n = R.number_of_nodes()
     q = int(np.searchsorted(np.cumsum(h), 1 - 1 / n))
     np.save(sys.argv[2], deg)
     print("RESULT " + json.dumps({"seconds": secs, "load": load, "peak": peak,
           "edges": H.number_of_edges(), "m_hat": float(est.value), "m_sd": float(est.std),
-          "max_degree": int(deg.max()), "q": q}))
+          "max_degree": int(deg.max()), "q": q, "predicted": predicted,
+          "dd_seconds": dd_secs}))
 """)
 
 
@@ -131,10 +144,10 @@ def main(argv: list[str] | None = None) -> None:
                 os.remove(path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("\n| n | kind | code | time (s) | load | peak RSS (GiB) | synthetic edges | "
+    print("\n| n | kind | code | degree distribution (s) | synthesize (s) (predicted) | load | peak RSS (GiB) | synthetic edges | "
           "estimate m^ +- sd | truth | max degree synthetic / truth / est. q(1-1/n) | "
           "degree KL |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(_line(r))
     print(f"load average at end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -143,8 +156,10 @@ def main(argv: list[str] | None = None) -> None:
 def _line(r: dict) -> str:
     head = f"| {r['n']:,} | {r['kind']} | {r['code']} |"
     if r["status"] != "ok":
-        return head + f" {r['status']} | | | | | | | |"
-    return (head + f" {r['seconds']:.1f} | {r['load']:.1f} | {r['peak'] / 2**30:.2f} | "
+        return head + f" {r['status']} | | | | | | | | |"
+    p = r.get("predicted")
+    pred = "" if p is None else f" ({p:.0f})" if p >= 10 else f" ({p:.1f})"
+    return (head + f" {r['dd_seconds']:.1f} | {r['seconds']:.1f}{pred} | {r['load']:.1f} | {r['peak'] / 2**30:.2f} | "
             f"{r['edges']:,} | {r['m_hat']:,.0f} +- {r['m_sd']:,.0f} | {r['truth_m']:,} | "
             f"{r['max_degree']} / {r['truth_max']} / {r['q']} | {r['kl']:.3f} |")
 

@@ -164,14 +164,23 @@ def eigen_above(op: Any, a: float, cap: int, seed: int | None,
         ell = min(2 * ell, cap + 8, n)
 
 
-def _leading_eigen(R: Any, edge: float, cap: int,
-                   start: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def _leading_eigen(R: Any, edge: float, cap: int, start: int = 16,
+                   on_product: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Largest (algebraic) eigenpairs of the release's Z, descending: all above ``edge`` up to ``cap``.
 
     With ``edge = inf`` the ``cap`` largest.  ``start``: the first block's width (see
-    :func:`eigen_above`).
+    :func:`eigen_above`); ``on_product()``, if given, is called after every product with Z.
     """
     op = _release_operator(R)
+    if on_product is not None:
+        product = op.matmat
+
+        def counted(X: np.ndarray) -> np.ndarray:
+            out = product(X)
+            on_product()
+            return out
+
+        op.matmat = counted
     cap = int(max(1, min(cap, op.n - 2)))
     if np.isfinite(edge):
         return eigen_above(op, edge, cap, 0, start)

@@ -204,12 +204,12 @@ def synthesize(
         target, cap = target_degrees(R, h, m_out, rng)
         if rank is None:
             edge = _noise_edge(R, m_out) * 1.03
-            vals, vecs = _leading_eigen(R, edge, 60, start=START_BLOCK)
+            vals, vecs = _leading_eigen(R, edge, 60, start=START_BLOCK, on_product=bar.product)
             keep = vals > edge
         else:
-            vals, vecs = _leading_eigen(R, np.inf, int(rank))
+            vals, vecs = _leading_eigen(R, np.inf, int(rank), on_product=bar.product)
             keep = np.ones(vals.size, dtype=bool)
-        bar.advance("spectral prior", 1.0)
+        bar.finish("spectral prior")
         Vk, lk = vecs[:, keep], vals[keep]
         lo = float(np.log(alpha / beta)) if beta > 0 else 50.0
         hi = float(np.log((1 - alpha) / (1 - beta))) if alpha < 1 else -50.0
@@ -233,10 +233,11 @@ def synthesize(
             rows, cols = _prior_candidates(R, Vk, lk, budget, lo, hi, rng, False, tick)
         er, ec = degree_constrained(rows, cols, target, cap, m_out, rng)
         del rows, cols
-        bar.advance("selection", 1.0)
+        bar.finish("candidate pass")
+        bar.finish("selection")
         order = np.lexsort((ec, er))
         H = blocks_to_networkx(R.nodes, [(er[order], ec[order])], False)
-        bar.advance("graph", 1.0)
+        bar.finish("graph")
         return H
     finally:
         bar.close()

@@ -124,6 +124,9 @@ class SynthesisProgress:
         self.stages = dict(plan.stages)
         self.total = plan.seconds
         self.done_s = 0.0
+        self.done: dict = {}
+        self.products = 0
+        self.first_spectral = self.stages.get("spectral prior", 0.0)
         limit = plan.max_seconds
         self.deadline = Deadline(f"R.synthesize() on {plan.n:,} nodes",
                                  limit if limit is not None else 0.0, limit is not None, plan.seconds)
@@ -134,7 +137,7 @@ class SynthesisProgress:
                 from tqdm.auto import tqdm
             except ImportError:  # pragma: no cover - optional
                 return
-            self.bar = tqdm(total=round(self.total, 3), desc="synthesize", unit="s predicted",
+            self.bar = tqdm(total=self.total, desc="synthesize", unit="s predicted",
                             leave=False)
 
     def resize(self, stage: str, seconds: float) -> None:
@@ -142,16 +145,35 @@ class SynthesisProgress:
         self.total += seconds - self.stages.get(stage, 0.0)
         self.stages[stage] = seconds
         if self.bar is not None:
-            self.bar.total = round(self.total, 3)
+            self.bar.total = self.total
             self.bar.refresh()
 
     def advance(self, stage: str, fraction: float) -> None:
         """``fraction`` of ``stage`` done since the last call; stop if over the caller's limit."""
-        step = self.stages.get(stage, 0.0) * fraction
+        step = min(self.stages.get(stage, 0.0) * fraction,
+                   self.stages.get(stage, 0.0) - self.done.get(stage, 0.0))
+        self._move(stage, max(step, 0.0))
+
+    def finish(self, stage: str) -> None:
+        """``stage`` is complete: the bar moves by whatever of it is left."""
+        self._move(stage, max(self.stages.get(stage, 0.0) - self.done.get(stage, 0.0), 0.0))
+
+    def product(self) -> None:
+        """One product of the spectral prior: 1 / ``eigen_products()`` of its stage (a block
+        that doubles takes more products than predicted: the stage grows by each)."""
+        stage = "spectral prior"
+        self.products += 1
+        per = self.first_spectral / eigen_products()
+        if self.done.get(stage, 0.0) + per > self.stages[stage] + 1e-12:
+            self.resize(stage, self.stages[stage] + per)
+        self._move(stage, per)
+
+    def _move(self, stage: str, step: float) -> None:
+        self.done[stage] = self.done.get(stage, 0.0) + step
         self.done_s += step
         if self.bar is not None:
             self.bar.set_postfix_str(stage, refresh=False)
-            self.bar.update(round(step, 3))
+            self.bar.update(step)
         self.deadline.check()
 
     def close(self) -> None:
