@@ -32,6 +32,7 @@ from ..answers import PROGRESS, SEED, analytic
 from ..answers import require_undirected as _undirected
 from ..convert import blocks_to_networkx, networkx_bytes
 from ..protocol import Release
+from ...core.estimate import Z95
 from ._shared import progress_range
 from .counts import _degree_estimate, number_of_edges
 from .degree_stats import degree_distribution
@@ -66,8 +67,8 @@ def synthesize(
 
     1. the edge count m: the estimated degree distribution's
        (:func:`degree_distribution`, n x its mean / 2), moved into the
-       estimated edge count's one-standard-deviation interval
-       [m^ - sd, m^ + sd] (:func:`number_of_edges`) when outside it: where
+       estimated edge count's 95% interval [m^ - 1.96 sd, m^ + 1.96 sd]
+       (:func:`number_of_edges`) when outside it: where
        the release resolves the count the two agree; where it does not
        (m^ = 0 +- millions on a subsampled release at small epsilon) the
        distribution, which knows that degrees are non-negative, sets it;
@@ -117,8 +118,8 @@ def synthesize(
     Ctrl-C (or ``max_seconds`` passing) stops the call between blocks, and
     nothing is kept.
 
-    What it preserves: the number of nodes, the estimated edge count (to
-    within its standard deviation), the estimated degree distribution (no
+    What it preserves: the number of nodes, the estimated edge count (within
+    its 95% interval), the estimated degree distribution (no
     mass of isolated nodes the input lacks, no hub it lacks: every node gets
     about its target degree), the community structure the spectrum carries
     (edges concentrate inside the denoised blocks) and which nodes are
@@ -182,7 +183,7 @@ def synthesize(
     >>> R = dpgraph.release(G, epsilon=2.0, seed=0)
     >>> H = R.synthesize(seed=0)
     >>> est = R.number_of_edges()
-    >>> H.number_of_nodes(), abs(H.number_of_edges() - est.value) <= est.std + 1
+    >>> H.number_of_nodes(), abs(H.number_of_edges() - est.value) <= 1.96 * est.std + 1
     (80, True)
     """
     _undirected(R, "synthesize")
@@ -190,8 +191,8 @@ def synthesize(
     if rank is not None and not (1 <= int(rank) <= n - 2):
         raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
     alpha, beta = R.channel.alpha, R.channel.beta
-    est = number_of_edges(R, proper=False)  # m <= m^ + sd (1.): what is sized and predicted
-    m_most = int(np.clip(np.ceil(float(est.value) + float(est.std)), 0, N))
+    est = number_of_edges(R, proper=False)  # m <= m^ + 1.96 sd (1.): what is sized and predicted
+    m_most = int(np.clip(np.ceil(float(est.value) + Z95 * float(est.std)), 0, N))
     budget = int(min(N, 8 * m_most + 1000))
     _check_synthesis_fits(R, m_most, budget, 60 if rank is None else int(rank))
     plan = synthesis_plan(R, m_most, budget, rank, max_seconds)

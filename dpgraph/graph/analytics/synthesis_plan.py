@@ -25,15 +25,20 @@ from typing import Any
 
 from ..._numba import numba_enabled
 from .._memory import release_kind
+from ..kinds import offers
+from ..packed import words_per_row
 from .community_planning import _product_model, eigen_products
 from .triangle_planning import CostLimitError, Deadline, _secs, how_to_allow, limit_seconds
 
 __all__ = ["SynthesisPlan", "SynthesisProgress", "synthesis_plan"]
 
-#: seconds per unit of work, measured once on a 2-core AMD EPYC (load about 1): fixed, so a
+#: seconds per unit of work on a 2-core AMD EPYC, measured under a load average of about 12
+#: and divided by 6 (the machine's slowdown at that load against a quiet one): fixed, so a
 #: prediction does not move with the load of the machine it is made on
-_SEC_PAIR = 1.5e-9         # fused numba candidate pass: one vertex pair, one prior column
-_SEC_PAIR_ROW = 1.0e-9     # fused numba candidate pass: one vertex pair, its bit and compare
+_SEC_BYTE = 5e-9           # packed product: one byte of the upper triangle (tables, reads)
+_SEC_BYTE_COL = 1.8e-9     # packed product: one byte, one column
+_SEC_PAIR_ROW = 4e-9       # fused numba candidate pass: one vertex pair, its bit and compare
+_SEC_PAIR = 3e-9           # fused numba candidate pass: one vertex pair, one prior column
 _SEC_PAIR_NUMPY = 9e-8     # numpy candidate pass: one vertex pair (unpack, product, masks)
 _SEC_RELEASED = 6e-8       # sparse release: one released pair (its prior and the top-k)
 _SEC_CANDIDATE = 4e-7      # the running top-k's merges and the selection: one candidate
@@ -81,6 +86,15 @@ def pass_seconds(R: Any, rank: int) -> float:
     return pairs * _SEC_PAIR_NUMPY
 
 
+def _product_seconds(R: Any, n: int, cols: int) -> float:
+    """Model seconds of one product of the release with ``cols`` vectors: a packed release
+    pays per byte of its upper triangle a fixed part (the byte tables, the reads) and a part
+    per column; a CSR one per stored pair and column (community detection's model)."""
+    if "csr" in offers(R):
+        return _product_model(R, n, cols, 1.0)
+    return 8 * n * words_per_row(n) / 2 * (_SEC_BYTE + _SEC_BYTE_COL * cols)
+
+
 def synthesis_plan(R: Any, m_out: int, budget: int, rank: int | None,
                    max_seconds: float | None) -> SynthesisPlan:
     """Predict what :func:`~.synthesis.synthesize` costs and decide; refuse over the limit.
@@ -95,7 +109,7 @@ def synthesis_plan(R: Any, m_out: int, budget: int, rank: int | None,
     limit, given = limit_seconds(max_seconds)
     n = R.number_of_nodes()
     cols = START_BLOCK if rank is None else int(rank) + 8
-    stages = (("spectral prior", eigen_products() * _product_model(R, n, cols, 1.0)),
+    stages = (("spectral prior", eigen_products() * _product_seconds(R, n, cols)),
               ("candidate pass", pass_seconds(R, 1 if rank is None else int(rank))),
               ("selection", budget * _SEC_CANDIDATE),
               ("graph", m_out * _SEC_EDGE))

@@ -11,8 +11,8 @@ deviation; when it does not (a subsampled release at small epsilon: m^ is
 top quantile 160 became a hub of 484 at 10^5 nodes.  So:
 
 * the synthetic edge count is the distribution's, n mean(h) / 2, moved into
-  the edge count's one-standard-deviation interval [m^ - sd, m^ + sd] when
-  it lies outside (:func:`synthetic_edge_count`);
+  the edge count's 95% interval [m^ - 1.96 sd, m^ + 1.96 sd] when it lies
+  outside (:func:`synthetic_edge_count`);
 * the degree targets are the quantiles of the distribution closest to h
   (in Kullback-Leibler divergence) with that mean: h exponentially tilted,
   h_t(d) ~ h(d) e^(t d), t = 0 when no move was needed
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.estimate import Z95
 from ._shared import _observed_degrees
 from .counts import _degree_estimate, number_of_edges
 
@@ -39,8 +40,10 @@ _STUB_ROUNDS = 4  # rounds of random stub pairing after the greedy pass
 def synthetic_edge_count(R: Any, h: Any) -> tuple[int, dict]:
     """(m_out, info): the synthetic graph's edge count and the numbers it came from.
 
-    m_out = round(clip(n mean(h) / 2, m^ - sd, m^ + sd)), clipped to [0, N]
-    (m^ the raw debiased edge count, sd its exact standard deviation).  A
+    m_out = round(clip(n mean(h) / 2, m^ - 1.96 sd, m^ + 1.96 sd)), clipped to
+    [0, N] (m^ the raw debiased edge count, sd its exact standard deviation):
+    inside the count's 95% interval the release cannot tell the two apart,
+    and the distribution knows that degrees are non-negative.  A
     warning says when m^ is within two standard deviations of 0 (the
     release does not pin the size down: the distribution's mean sets it).
 
@@ -55,7 +58,7 @@ def synthetic_edge_count(R: Any, h: Any) -> tuple[int, dict]:
     value, std = float(est.value), float(est.std)
     hv = np.asarray(h, dtype=float)
     implied = 0.5 * n * float(hv @ np.arange(hv.size)) / max(float(hv.sum()), 1e-300)
-    lo, hi = value - std, value + std
+    lo, hi = value - Z95 * std, value + Z95 * std
     m_out = int(np.clip(round(min(max(implied, lo), hi)), 0, N))
     info = {"edge_count": value, "edge_count_std": std, "implied_by_distribution": implied,
             "edges": m_out}
