@@ -20,6 +20,7 @@ import networkx as nx
 import numpy as np
 
 from ..._numba import load_kernels
+from ...core.estimate import Z95
 from ...validation import Integer, Interval, Optional, validate_params
 from .._memory import (
     Alternative,
@@ -32,7 +33,6 @@ from ..answers import PROGRESS, SEED, analytic
 from ..answers import require_undirected as _undirected
 from ..convert import blocks_to_networkx, networkx_bytes
 from ..protocol import Release
-from ...core.estimate import Z95
 from ._shared import progress_range
 from .counts import _degree_estimate, number_of_edges
 from .degree_stats import degree_distribution
