@@ -27,7 +27,7 @@ from ..._numba import numba_enabled
 from .._memory import release_kind
 from ..kinds import offers
 from ..packed import words_per_row
-from .community_planning import _product_model, eigen_products
+from .community_planning import eigen_products
 from .triangle_planning import CostLimitError, Deadline, _secs, how_to_allow, limit_seconds
 
 __all__ = ["SynthesisPlan", "SynthesisProgress", "synthesis_plan"]
@@ -40,8 +40,10 @@ _SEC_BYTE_COL = 1.8e-9     # packed product: one byte, one column
 _SEC_PAIR_ROW = 4e-9       # fused numba candidate pass: one vertex pair, its bit and compare
 _SEC_PAIR = 3e-9           # fused numba candidate pass: one vertex pair, one prior column
 _SEC_PAIR_NUMPY = 9e-8     # numpy candidate pass: one vertex pair (unpack, product, masks)
-_SEC_RELEASED = 6e-8       # sparse release: one released pair (its prior and the top-k)
-_SEC_CANDIDATE = 4e-7      # the running top-k's merges and the selection: one candidate
+_SEC_RELEASED = 1e-7       # sparse release: one released pair (its prior and the top-k)
+_SEC_CSR = 8e-9            # sparse (CSR) product: one stored pair (its float copy, the reads)
+_SEC_CSR_COL = 2e-9        # sparse (CSR) product: one stored pair, one column
+_SEC_CANDIDATE = 1e-6      # the top-k's final sort and the selection: one candidate
 _SEC_EDGE = 3e-6           # building the networkx graph: one edge
 START_BLOCK = 4            # the spectral prior's first eigen block (it doubles while all clear)
 
@@ -89,10 +91,17 @@ def pass_seconds(R: Any, rank: int) -> float:
 def _product_seconds(R: Any, n: int, cols: int) -> float:
     """Model seconds of one product of the release with ``cols`` vectors: a packed release
     pays per byte of its upper triangle a fixed part (the byte tables, the reads) and a part
-    per column; a CSR one per stored pair and column (community detection's model)."""
+    per column; a CSR one the same per stored pair."""
     if "csr" in offers(R):
-        return _product_model(R, n, cols, 1.0)
+        return int(R.adjacency.indptr[-1]) * (_SEC_CSR + _SEC_CSR_COL * cols)
     return 8 * n * words_per_row(n) / 2 * (_SEC_BYTE + _SEC_BYTE_COL * cols)
+
+
+def _candidates(R: Any, budget: int) -> int:
+    """Candidates the selection sorts: the budget, at most a sparse release's released pairs."""
+    if release_kind(R) == "sparse":
+        return min(budget, int(R.number_of_released_edges()))
+    return budget
 
 
 def synthesis_plan(R: Any, m_out: int, budget: int, rank: int | None,
@@ -111,7 +120,7 @@ def synthesis_plan(R: Any, m_out: int, budget: int, rank: int | None,
     cols = START_BLOCK if rank is None else int(rank) + 8
     stages = (("spectral prior", eigen_products() * _product_seconds(R, n, cols)),
               ("candidate pass", pass_seconds(R, 1 if rank is None else int(rank))),
-              ("selection", budget * _SEC_CANDIDATE),
+              ("selection", _candidates(R, budget) * _SEC_CANDIDATE),
               ("graph", m_out * _SEC_EDGE))
     total = sum(s for _, s in stages)
     what = (f"R.synthesize() on {n:,} nodes: about {_secs(total)} predicted ("

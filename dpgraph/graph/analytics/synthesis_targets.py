@@ -185,7 +185,7 @@ def degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, c
     chosen = _greedy(rows.astype(np.int64), cols.astype(np.int64), left, m_hat)
     count = int(chosen.sum())
     picked = np.flatnonzero(chosen)
-    taken = rows[picked].astype(np.int64) * n + cols[picked]
+    taken = np.sort(rows[picked].astype(np.int64) * n + cols[picked])  # sorted: _member
     extra_r, extra_c = [], []
     for _ in range(_STUB_ROUNDS):  # a round's rejects (self-pairs, repeats) pair again
         stubs_left = np.maximum(left, 0)
@@ -200,13 +200,13 @@ def degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, c
         _, first = np.unique(key, return_index=True)  # a repeat within the round: once
         keep = np.zeros(key.size, dtype=bool)
         keep[first] = True
-        ok &= keep & ~np.isin(key, taken)
+        ok &= keep & ~_member(key, taken)
         idx = np.flatnonzero(ok)[: max(0, m_hat - count)]
         if idx.size == 0:
             continue
         extra_r.append(u[idx])
         extra_c.append(v[idx])
-        taken = np.concatenate([taken, key[idx]])
+        taken = np.sort(np.concatenate([taken, key[idx]]))
         np.subtract.at(left, u[idx], 1)
         np.subtract.at(left, v[idx], 1)
         count += idx.size
@@ -216,13 +216,22 @@ def degree_constrained(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, c
         deg = np.bincount(np.concatenate([out_r, out_c]), minlength=n).astype(np.int64)
         limit = np.minimum(target + 1, cap).astype(np.int64)  # at most one edge above the target
         key = rows.astype(np.int64) * n + cols
-        free = np.flatnonzero(~np.isin(key, taken))
+        free = np.flatnonzero(~_member(key, taken))
         room = limit - deg
         more = np.flatnonzero(_greedy(rows[free].astype(np.int64), cols[free].astype(np.int64),
                                       room, m_hat - count))
         out_r = np.concatenate([out_r, rows[free][more].astype(np.int64)])
         out_c = np.concatenate([out_c, cols[free][more].astype(np.int64)])
     return out_r, out_c
+
+
+def _member(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``keys`` is in ``sorted_keys`` (sorted): a binary search each, where
+    numpy's isin hashes both arrays (pair keys up to n^2 rule out its table method)."""
+    if sorted_keys.size == 0:
+        return np.zeros(keys.size, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+    return sorted_keys[at] == keys
 
 
 def _greedy(rows: np.ndarray, cols: np.ndarray, left: np.ndarray, most: int) -> np.ndarray:
