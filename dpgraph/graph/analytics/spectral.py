@@ -144,16 +144,17 @@ def leading_eigenpairs(op: Any, ell: int, a: float, seed: int | None,
     return w[order], X @ V[:, order]
 
 
-def eigen_above(op: Any, a: float, cap: int, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+def eigen_above(op: Any, a: float, cap: int, seed: int | None,
+                start: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs of ``op``: every one above ``a``, at most ``cap``, descending.
 
-    The block starts at 16 vectors and doubles while all but a few of its
+    The block starts at ``start`` vectors and doubles while all but a few of its
     Ritz values clear ``a`` (so the count is never capped by the block),
     up to ``cap + 8``.
     """
     n = op.n
     cap = int(max(1, min(cap, n - 1)))
-    ell = min(16, cap + 8, n)
+    ell = min(int(start), cap + 8, n)
     while True:
         vals, vecs = leading_eigenpairs(op, ell, a, seed)
         above = int(np.sum(vals > a))
@@ -163,15 +164,26 @@ def eigen_above(op: Any, a: float, cap: int, seed: int | None) -> tuple[np.ndarr
         ell = min(2 * ell, cap + 8, n)
 
 
-def _leading_eigen(R: Any, edge: float, cap: int) -> tuple[np.ndarray, np.ndarray]:
+def _leading_eigen(R: Any, edge: float, cap: int, start: int = 16,
+                   on_product: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Largest (algebraic) eigenpairs of the release's Z, descending: all above ``edge`` up to ``cap``.
 
-    With ``edge = inf`` the ``cap`` largest.
+    With ``edge = inf`` the ``cap`` largest.  ``start``: the first block's width (see
+    :func:`eigen_above`); ``on_product()``, if given, is called after every product with Z.
     """
     op = _release_operator(R)
+    if on_product is not None:
+        product = op.matmat
+
+        def counted(X: np.ndarray) -> np.ndarray:
+            out = product(X)
+            on_product()
+            return out
+
+        op.matmat = counted
     cap = int(max(1, min(cap, op.n - 2)))
     if np.isfinite(edge):
-        return eigen_above(op, edge, cap, 0)
+        return eigen_above(op, edge, cap, 0, start)
     if op.n <= 400:
         return leading_eigenpairs(op, cap, 1.0, 0)
     from scipy.sparse.linalg import eigsh  # a fixed rank: exact Lanczos, wherever the values lie
