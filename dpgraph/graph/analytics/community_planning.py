@@ -29,7 +29,7 @@ same on a quiet and on a loaded machine.  It decides, in order:
    sqrt(m) is attained (two disjoint cliques of about sqrt(m) nodes have
    lambda_2 about sqrt(m)), and such a graph *is* resolvable once sqrt(m)
    > sigma.  At 10^5 nodes, average degree 10 and eps = 1 (m+ about 7.5 x
-   10^5, sigma about 330) the bound cannot fire: sqrt(m+) is about 870.
+   10^5, sigma about 340) the bound cannot fire: sqrt(m+) is about 870.
    There the screen answers instead, from the release itself.
 2. **Within the limit**: the predicted seconds of the pair split and the
    screen fit ``max_seconds`` (the caller's choice), or, when the caller
