@@ -71,7 +71,7 @@ STEPS: dict[str, str] = {
     "communities": """
         c = R.communities(max_seconds=max_seconds)
         flag = getattr(c, 'resolvable', None)
-        out = {'k': int(c.k), 'detected': None if flag is None else bool(flag),
+        out = {'k': int(c.n_communities), 'detected': None if flag is None else bool(flag),
                'modularity': float(c.modularity.value)}
         if truth.get('labels_file'):
             from sklearn.metrics import normalized_mutual_info_score as nmi
