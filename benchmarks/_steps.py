@@ -5,9 +5,20 @@ interpreter (so one step's memory, caches and numba state cannot affect the
 next).  The step process reports the step's wall time (the load excluded),
 its outcome -- ``ok``, ``unresolved`` (an estimate whose interval cannot
 resolve it, with the reason), ``refused`` (a MemoryError raised before
-allocating, with its message), ``error`` or ``timeout`` -- and the peak
+allocating, or a call predicted beyond ``max_seconds`` refusing before it
+starts, with its message), ``stopped`` (a call that passed ``max_seconds``
+while running and stopped itself), ``error`` or ``timeout`` (the benchmark's
+own per-step limit, a safety net set well above ``max_seconds``) -- the peak
 resident memory of the whole process (Linux ``VmHWM``, which includes the
-interpreter and the loaded release: what a user needs to run the step).
+interpreter and the loaded release: what a user needs to run the step), and
+the 1-minute load average (``/proc/loadavg``) at the step's start and end,
+since on a shared machine a time means little without it.
+
+``max_seconds`` (None: no limit) is the user's time limit: it is passed as
+``max_seconds=`` to the calls that take one (triangles, transitivity,
+average_clustering, communities), as ``--max-seconds`` to ``dpgraph report``,
+and set around every step with ``dpgraph.graph.analytics.time_limit`` so the
+calls those make inside take it too.
 
 ``--step-limit-gib`` caps each step process's address space (RLIMIT_AS, on
 top of what it has mapped when it starts the step), so a step that would
@@ -58,9 +69,9 @@ STEPS: dict[str, str] = {
     """,
     "degree_assortativity": "est = R.degree_assortativity(); out = {}",
     "communities": """
-        c = R.communities()
+        c = R.communities(max_seconds=max_seconds)
         flag = getattr(c, 'resolvable', None)
-        out = {'k': int(c.k), 'detected': None if flag is None else bool(flag),
+        out = {'k': int(c.n_communities), 'detected': None if flag is None else bool(flag),
                'modularity': float(c.modularity.value)}
         if truth.get('labels_file'):
             from sklearn.metrics import normalized_mutual_info_score as nmi
@@ -91,15 +102,15 @@ STEPS: dict[str, str] = {
         out = {}
     """,
     "wedges": "est = R.wedges(); out = {'truth': truth.get('wedges')}",
-    "triangles": "est = R.triangles(); out = {'truth': truth.get('triangles')}",
+    "triangles": "est = R.triangles(max_seconds=max_seconds); out = {'truth': truth.get('triangles')}",
     "released_degrees": "d = R.released_degrees(); out = {'nodes': int(d.size)}",
     "released_edges": "r, c = R.released_edges(); out = {'edges': int(r.size)}",
     "save": """
         path = os.path.join(work, 'copy.dpg'); R.save(path)
         out = {'bytes': os.path.getsize(path)}; os.remove(path)
     """,
-    "transitivity": "est = R.transitivity(); out = {'truth': truth.get('transitivity')}",
-    "average_clustering": "est = R.average_clustering(); out = {}",
+    "transitivity": "est = R.transitivity(max_seconds=max_seconds); out = {'truth': truth.get('transitivity')}",
+    "average_clustering": "est = R.average_clustering(max_seconds=max_seconds); out = {}",
     "synthesize": "H = R.synthesize(seed=0); out = {'edges': H.number_of_edges()}",
     "to_scipy_sparse": "A = R.to_scipy_sparse(); out = {'nnz': int(A.nnz)}",
     "to_networkx": "H = R.to_networkx(); out = {'edges': H.number_of_edges()}",
@@ -113,7 +124,8 @@ STEPS: dict[str, str] = {
         path = os.path.join(work, os.path.basename(release_path) + '.html')
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            code = cli(['report', release_path, '-o', path, '--quiet', '--force'])
+            limit = [] if max_seconds is None else ['--max-seconds', f'{max_seconds:g}']
+            code = cli(['report', release_path, '-o', path, '--quiet', '--force'] + limit)
         out = {'exit': code, 'bytes': os.path.getsize(path) if os.path.exists(path) else 0}
         if os.path.exists(path):
             os.remove(path)
@@ -129,6 +141,15 @@ import numpy as np
 import dpgraph
 spec = json.loads(sys.argv[1])
 release_path, work, truth = spec["release"], spec["work"], spec["truth"]
+max_seconds = spec.get("max_seconds")
+from dpgraph.graph.analytics import time_limit
+
+
+def loadavg():
+    with open("/proc/loadavg") as fh:
+        return float(fh.read().split()[0])
+
+
 if spec["limit"]:
     import psutil
     vms = psutil.Process().memory_info().vms
@@ -140,14 +161,19 @@ if spec["limit"]:  # the step itself gets `limit` bytes beyond what the loaded r
     vms = psutil.Process().memory_info().vms
     resource.setrlimit(resource.RLIMIT_AS, (vms + spec["limit"], resource.RLIM_INFINITY))
 status, reason, est, out = "ok", None, None, {}
+load_start = loadavg()
 t0 = time.perf_counter()
 try:
-    exec(spec["code"])
-except MemoryError as exc:
+    with time_limit(max_seconds):
+        exec(spec["code"])
+except MemoryError as exc:  # a refused allocation, or CostLimitError (a time limit)
     status, reason = "refused", str(exc)
+    if type(exc).__name__ == "CostLimitError" and " stopped after " in reason:
+        status = "stopped"
 except Exception as exc:
     status, reason = "error", f"{type(exc).__name__}: {exc}"[:2000]
 seconds = time.perf_counter() - t0
+load_end = loadavg()
 if est is not None and status == "ok":
     value = np.asarray(est.value, dtype=float)
     if value.ndim == 0:
@@ -160,24 +186,36 @@ with open("/proc/self/status") as fh:
         if line.startswith("VmHWM:"):
             peak = int(line.split()[1]) * 1024
 print("STEP-RESULT " + json.dumps({"status": status, "reason": reason, "seconds": seconds,
-                                   "load_seconds": load_seconds, "peak_rss": peak, "out": out},
-                                  default=str))
+                                   "load_seconds": load_seconds, "peak_rss": peak, "out": out,
+                                   "load": [load_start, load_end]}, default=str))
 """
 
 
+def loadavg() -> float:
+    """The 1-minute load average of the machine (``/proc/loadavg``)."""
+    with open("/proc/loadavg") as fh:
+        return float(fh.read().split()[0])
+
+
 def run_step(name: str, release: str, truth: dict, work: str, timeout: float,
-             limit_bytes: int = 0) -> dict:
-    """Run step ``name`` on the release file in a fresh interpreter; its result dict."""
+             limit_bytes: int = 0, max_seconds: float | None = None) -> dict:
+    """Run step ``name`` on the release file in a fresh interpreter; its result dict.
+
+    ``timeout`` is the benchmark's safety net (the step is killed and reported
+    as a timeout); ``max_seconds`` is the user's limit the library itself
+    enforces (None: no limit).
+    """
     spec = {"release": release, "work": work, "truth": truth, "limit": int(limit_bytes),
-            "code": textwrap.dedent(STEPS[name])}
+            "max_seconds": max_seconds, "code": textwrap.dedent(STEPS[name])}
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    t0 = time.perf_counter()
+    t0, load0 = time.perf_counter(), loadavg()
     try:
         proc = subprocess.run([sys.executable, "-c", _RUNNER, json.dumps(spec)], capture_output=True,
                               text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"step": name, "status": "timeout", "reason": f"over {timeout:.0f} s",
-                "seconds": time.perf_counter() - t0, "peak_rss": None, "out": {}}
+                "seconds": time.perf_counter() - t0, "peak_rss": None, "out": {},
+                "load": [load0, loadavg()]}
     for line in proc.stdout.splitlines():
         if line.startswith("STEP-RESULT "):
             res = json.loads(line[len("STEP-RESULT "):])
@@ -188,7 +226,7 @@ def run_step(name: str, release: str, truth: dict, work: str, timeout: float,
     tail = (proc.stderr or "").strip().splitlines()[-3:]
     return {"step": name, "status": "killed" if proc.returncode < 0 else "error",
             "reason": f"exit {proc.returncode}: " + " | ".join(tail), "seconds": None,
-            "peak_rss": None, "out": {}}
+            "peak_rss": None, "out": {}, "load": [load0, loadavg()]}
 
 
 def release_step(edges_file: str, n: int, epsilon: float, path: str, sparse_target: int | None,
@@ -213,15 +251,17 @@ def release_step(edges_file: str, n: int, epsilon: float, path: str, sparse_targ
               "released_edges": R.number_of_released_edges(), "keep": R.keep}}))
     """)
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    load0 = loadavg()
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return {"status": "timeout"}
+        return {"status": "timeout", "reason": f"over {timeout:.0f} s", "load": [load0, loadavg()]}
+    load = [load0, loadavg()]
     for line in proc.stdout.splitlines():
         if line.startswith("STEP-RESULT "):
-            return {"status": "ok", **json.loads(line[len("STEP-RESULT "):])}
-    return {"status": "error", "reason": (proc.stderr or "")[-1500:]}
+            return {"status": "ok", "load": load, **json.loads(line[len("STEP-RESULT "):])}
+    return {"status": "error", "reason": (proc.stderr or "")[-1500:], "load": load}
 
 
 def planted_partition(n: int, avg_degree: float, blocks: int, inside: float,
@@ -278,10 +318,29 @@ def short(res: dict) -> str:
     if status == "unresolved":
         return "unresolved at this eps"
     reason = res.get("reason") or ""
+    if status in ("refused", "stopped") and "max_seconds" in reason:
+        pred = re.search(r"(?:about |predicted )([\d.,]+ (?:s|min|h))", reason)
+        limit = re.search(r"max_seconds=(\d+(?:\.\d+)?)", reason)
+        lim = limit.group(1) if limit else "max_seconds"
+        pred_text = pred.group(1) if pred else "?"
+        if status == "stopped":
+            return f"stopped at max_seconds={lim} (predicted {pred_text})"
+        return f"refused: predicted {pred_text} > max_seconds={lim}"
     if status == "refused":
         need = re.search(r"needs ([\d.,]+ GiB)", reason)
         return f"refused (needs {need.group(1)})" if need else "refused"
+    if status == "not run":
+        return f"not measured ({reason})"
     return f"{status} ({reason[:60]})" if status == "error" else status
+
+
+def load_text(res: dict) -> str:
+    """The load average at the step's start and end: "load 3.1" or "load 3.1-4.2"."""
+    load = res.get("load")
+    if not load:
+        return ""
+    a, b = load
+    return f"load {a:.1f}" if abs(a - b) < 0.05 else f"load {a:.1f}-{b:.1f}"
 
 
 def gib(x: float | None) -> str:

@@ -7,19 +7,32 @@ is released twice -- the full (dense) release and a sparse one with
 ``--sparse-per-node`` x n released edges (``target_edges``) -- and saved; then
 each method runs in a fresh process that loads the file (time excludes the
 load; peak = the process's VmHWM, so it includes the loaded release; see
-``benchmarks/_steps.py``).  A step over ``--timeout`` seconds is reported as
-a timeout.  The Markdown table it writes (``methods_table.md``) is the one in
-docs/scaling.md.
+``benchmarks/_steps.py``), with the 1-minute load average at its start and
+end beside its time.
+
+``--max-seconds S`` is a user's time limit, passed as ``max_seconds=S`` to the
+calls that take one (and ``--max-seconds`` to ``dpgraph report``): a call
+predicted beyond it refuses at once with its prediction ("refused: predicted
+X > max_seconds"), one that passes it while running stops itself; both are
+answers.  ``--timeout`` is only the benchmark's safety net (default 3 h, far
+above any call that completes); ``--stop-at HH:MM`` (UTC) is the run's own
+end: a step that would run past it is stopped and reported as "not measured"
+with that reason, and the steps after it are not started.  Within each size
+the sparse release runs first (it is fast), and the calls whose rows are
+re-measured most often (synthesize, to_edgelist) run last.  The Markdown
+table it writes (``methods_table.md``) is the one in docs/scaling.md.
 
 Run (from the repository root; about an hour on 2 shared cores)::
 
-    python /path/to/memwatch --limit-gib 10 --timeout 14400 -- \\
-        nice -n 10 python benchmarks/bench_methods_table.py --out bench_out/methods
+    python /path/to/memwatch --limit-gib 10 --timeout 6000 -- \\
+        nice -n 5 python benchmarks/bench_methods_table.py --out bench_out/methods \\
+        --max-seconds 900
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import shutil
@@ -28,15 +41,24 @@ import time
 
 import numpy as np
 from _common import machine, quick
-from _steps import planted_partition, release_step, run_step, short, summary, true_values
+from _steps import (
+    load_text,
+    loadavg,
+    planted_partition,
+    release_step,
+    run_step,
+    short,
+    summary,
+    true_values,
+)
 
 METHODS = [
     "load", "save", "one pass over the bits", "number_of_edges", "density", "degree",
     "degree (all nodes)", "volume", "density_between", "cut", "cuts (10 pairs)",
     "cuts (100 half cuts)", "edges_within", "released_degrees", "released_edges",
     "degree_distribution", "degree_assortativity", "triangles", "wedges", "transitivity",
-    "average_clustering", "communities", "modularity (planted partition)", "synthesize",
-    "to_scipy_sparse", "to_networkx", "to_edgelist", "report",
+    "average_clustering", "communities", "modularity (planted partition)", "to_scipy_sparse",
+    "to_networkx", "report", "synthesize", "to_edgelist",
 ]
 
 
@@ -48,9 +70,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--blocks", type=int, default=10)
     ap.add_argument("--sparse-per-node", type=int, default=20,
                     help="the sparse release keeps about this many released edges per node")
-    ap.add_argument("--kinds", default="dense,sparse")
+    ap.add_argument("--kinds", default="sparse,dense", help="in the order they run")
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per step")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="the user's time limit, passed as max_seconds= (default: none)")
+    ap.add_argument("--timeout", type=float, default=10800.0,
+                    help="the benchmark's safety net per step, in seconds")
+    ap.add_argument("--stop-at", default=None, metavar="HH:MM",
+                    help="UTC time the run must end by: later steps are not measured (said so)")
     ap.add_argument("--step-limit-gib", type=float, default=8.0,
                     help="address space a step may add to the loaded release (0: no limit)")
     ap.add_argument("--tmp", default=None)
@@ -62,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     print(machine())
     t_all = time.perf_counter()
+    stop = _stop_time(args.stop_at)
     work = tempfile.mkdtemp(prefix="dpgraph_methods_", dir=args.tmp)
     cells: dict = {}  # (kind, method, n) -> result
     try:
@@ -74,18 +102,34 @@ def main(argv: list[str] | None = None) -> None:
             for kind in kinds:
                 target = None if kind == "dense" else args.sparse_per_node * n
                 path = os.path.join(work, f"{kind}-{n}.dpg")
-                rel = release_step(edges_file, n, args.epsilon, path, target, args.timeout)
+                left = _left(stop)
+                if left <= 0:
+                    for name in ["release"] + methods:
+                        cells[(kind, name, n)] = _not_run(stop)
+                    continue
+                rel = release_step(edges_file, n, args.epsilon, path, target,
+                                   min(args.timeout, left))
                 if rel["status"] != "ok":
                     cells[(kind, "release", n)] = {"status": rel["status"], "seconds": None,
-                                                   "peak_rss": None, "reason": rel.get("reason")}
+                                                   "peak_rss": None, "reason": rel.get("reason"),
+                                                   "load": rel.get("load")}
                     continue
                 cells[(kind, "release", n)] = {"status": "ok", "seconds": rel["release"],
-                                               "peak_rss": rel["peak_rss"], "out": {}}
+                                               "peak_rss": rel["peak_rss"], "out": {},
+                                               "load": rel.get("load")}
                 print(f"n={n:,} {kind}: {rel['released_edges']:,} released edges (keep "
                       f"{rel['keep']:.3g}), release {rel['release']:.1f} s", flush=True)
                 for name in methods:
-                    res = run_step(name, path, truth, work, args.timeout,
-                                   int(args.step_limit_gib * 2**30))
+                    left = _left(stop)
+                    if left <= 0:
+                        cells[(kind, name, n)] = _not_run(stop)
+                        continue
+                    res = run_step(name, path, truth, work, min(args.timeout, left),
+                                   int(args.step_limit_gib * 2**30), args.max_seconds)
+                    if res["status"] == "timeout" and left < args.timeout:  # the run's end, not ours
+                        res = dict(res, status="not run",
+                                   reason=f"stopped after {res['seconds']:.0f} s at the run's end "
+                                          f"{args.stop_at} UTC, not finished")
                     cells[(kind, name, n)] = res
                     t = "-" if res.get("seconds") is None else f"{res['seconds']:.2f} s"
                     print(f"  {name:32} {t:>10}  {summary(res)[:150]}", flush=True)
@@ -93,29 +137,59 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     md = _markdown(cells, sizes, kinds, ["release"] + methods, args)
+    peaks = [(r.get("peak_rss") or 0, k) for k, r in cells.items()]
+    loads = [x for r in cells.values() for x in (r.get("load") or [])]
+    peak, where = max(peaks) if peaks else (0, None)
+    md += (f"\nWhole run {(time.perf_counter() - t_all) / 60:.1f} min (load {min(loads, default=0):.1f}-"
+           f"{max(loads, default=0):.1f}, now {loadavg():.1f}); largest process {peak / 2**30:.2f} GiB "
+           f"({where}); max_seconds={args.max_seconds}, step timeout {args.timeout:.0f} s.\n")
     print("\n" + md)
-    print(f"whole run: {(time.perf_counter() - t_all) / 60:.1f} min")
     with open(os.path.join(args.out, "methods_table.md"), "w") as fh:
         fh.write(md)
     with open(os.path.join(args.out, "methods_table.json"), "w") as fh:
         json.dump({f"{k}|{m}|{n}": v for (k, m, n), v in cells.items()}, fh, indent=1, default=str)
 
 
+def _stop_time(text: str | None) -> float | None:
+    """The epoch seconds of the next HH:MM UTC (None: no end)."""
+    if not text:
+        return None
+    h, m = (int(x) for x in text.split(":"))
+    now = dt.datetime.now(dt.timezone.utc)
+    end = now.replace(hour=h, minute=m, second=0, microsecond=0)
+    if end <= now - dt.timedelta(hours=12):
+        end += dt.timedelta(days=1)
+    return end.timestamp()
+
+
+def _left(stop: float | None) -> float:
+    return float("inf") if stop is None else stop - time.time()
+
+
+def _not_run(stop: float | None) -> dict:
+    end = dt.datetime.fromtimestamp(stop, dt.timezone.utc).strftime("%H:%M") if stop else "?"
+    return {"status": "not run", "reason": f"not started: the run had to end by {end} UTC",
+            "seconds": None, "peak_rss": None, "out": {}}
+
+
 def _cell(res: dict | None) -> str:
     if res is None:
         return "not run"
     t = "-" if res.get("seconds") is None else f"{res['seconds']:.1f} s"
+    if res.get("load"):
+        t += f" ({load_text(res)})"
     peak = "-" if res.get("peak_rss") is None else f"{res['peak_rss'] / 2**30:.2f} GiB"
     return f"{t}, {peak}, {short(res)}"
 
 
 def _markdown(cells: dict, sizes: list, kinds: list, methods: list, args) -> str:
     lines = []
-    for kind in kinds:
+    for kind in sorted(kinds):  # dense first, whatever order they ran in
         what = ("full (dense) release" if kind == "dense" else
                 f"sparse release (target_edges = {args.sparse_per_node} n)")
-        lines.append(f"\n**{what}, epsilon = {args.epsilon:g}**: time (load excluded), peak RSS "
-                     "of the step's process (loaded release included), outcome\n")
+        lines.append(f"\n**{what}, epsilon = {args.epsilon:g}**: time (release load excluded; "
+                     "1-min load average at start-end), peak RSS of the step's process (loaded "
+                     "release included), outcome\n")
         lines.append("| method | " + " | ".join(f"n = {n:,}" for n in sizes) + " |")
         lines.append("|---|" + "---|" * len(sizes))
         for m in methods:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numbers
 import secrets
+import time
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,10 +54,19 @@ from ..protocol import Release
 from . import _candidates as cl
 from ._pairsplit import PairSplit
 from ._shared import _entry_map
-from .community_planning import CommunityPlan, CostLimitError, StageProgress, community_plan
+from .community_planning import (
+    SCREEN_BLOCK,
+    SCREEN_MIN_NODES,
+    SCREEN_PASSES,
+    CommunityPlan,
+    CostLimitError,
+    StageProgress,
+    check_structure_stage,
+    community_plan,
+)
 from .counts import number_of_edges
 from .partition import heldout_modularity
-from .spectral import DebiasedOperator, eigen_above, noise_variance
+from .spectral import DebiasedOperator, eigen_above, leading_eigenpairs, noise_variance
 from .triangle_planning import Deadline
 
 __all__ = ["Communities", "CostLimitError", "communities"]
@@ -240,17 +250,24 @@ def communities(
 
     Memory: the finding part is a copy of the release's storage (n^2 / 16
     bytes for a full release), plus O(n (q + knn)) floats; never an n x n
-    float matrix.  Time: a pass over the pairs, at least 31 products of the
-    release with a block of 16-64 vectors, then a kNN graph (n^2
-    similarities), Louvain on its n * knn edges and a pass over the
-    held-out pairs.  **Before any of it** :func:`~.community_planning.community_plan`
-    predicts these seconds from operation counts (nothing is timed: the
-    decision does not depend on the machine's load) and decides: when no
-    graph with the plausible number of edges can have a second eigenvalue
-    above the noise, the unresolved result is returned at once
-    (``plan.reason`` says why); when the prediction exceeds ``max_seconds``
-    (without one: hours) the call is refused.  A long call shows a progress
-    bar with the time left; Ctrl-C stops it and keeps nothing.
+    float matrix.  Time: a pass over the pairs, then a *screen* of 41
+    products of the release with a block of 4 vectors which tells whether
+    two eigenvalues clear the noise (when they do not, the unresolved
+    result is returned there: the common case at low epsilon, about a third
+    of the products of the eigenvectors); only then at least 31 products
+    with a block of 16-64 vectors, a kNN graph (n^2 similarities), Louvain
+    on its n * knn edges and a pass over the held-out pairs.  **Before any
+    of it** :func:`~.community_planning.community_plan` predicts these
+    seconds from operation counts (nothing is timed: the decision does not
+    depend on the machine's load) and decides: when no graph with the
+    plausible number of edges can have a second eigenvalue above the noise,
+    the unresolved result is returned at once (``plan.reason`` says why);
+    when the split and the screen alone exceed ``max_seconds`` (without
+    one: hours) the call is refused; when the screen finds structure and
+    the rest cannot finish within the limit, the call stops there with
+    what it found and the ``max_seconds`` that allows it.  A long call
+    shows a progress bar with the time left; Ctrl-C stops it and keeps
+    nothing.
 
     Parameters
     ----------
@@ -313,10 +330,12 @@ def communities(
         The finding copy and working blocks do not fit in memory (raised
         before allocating them, with the sizes).
     CostLimitError
-        The predicted seconds exceed ``max_seconds``, or hours without one
-        (raised before any pass, with the prediction and the ``max_seconds``
-        that allows it); or the call ran past ``max_seconds`` (a MemoryError
-        subclass).
+        The predicted seconds of the split and the screen exceed
+        ``max_seconds``, or hours without one (raised before any pass, with
+        the prediction and the ``max_seconds`` that allows it); the screen
+        found structure and the rest is predicted past the limit (raised
+        before the rest starts); or the call ran past ``max_seconds`` (a
+        MemoryError subclass).
 
     Examples
     --------
@@ -384,11 +403,19 @@ def _detect(R: Any, plan: CommunityPlan, split: PairSplit, bar: StageProgress, *
     s2 = noise_variance(R.channel, rho, f)
     edge = float(2.0 * np.sqrt(n * s2))
     thr = edge * (1.0 + float(margin))
+    result = dict(noise_edge=edge, holdout=holdout, method=method, plan=plan)
+    if n > SCREEN_MIN_NODES:  # the screen: do two eigenvalues clear the noise at all?
+        vals, _ = leading_eigenpairs(op, SCREEN_BLOCK, thr, key, passes=SCREEN_PASSES)
+        above = int(np.sum(vals > thr))
+        bar.done("screen")
+        if above < 2 or max_communities < 2:
+            return Communities(trivial, zero, False, chosen="", eigenvalues=np.asarray(vals),
+                               n_above_edge=min(above, max_communities), **result)
+        check_structure_stage(plan, time.perf_counter() - bar.deadline.start, above)
     vals, vecs = eigen_above(op, thr, max_communities, key)
     bar.done("spectrum")
     q = int(min(np.sum(vals > thr), max_communities))
-    result = dict(eigenvalues=np.asarray(vals), noise_edge=edge, n_above_edge=q, holdout=holdout,
-                  method=method, plan=plan)
+    result.update(eigenvalues=np.asarray(vals), n_above_edge=q)
     if q < 2:
         return Communities(trivial, zero, False, chosen="", **result)
     lam = vals[:q]

@@ -1,17 +1,18 @@
 """What community detection can resolve, and what it costs, before it runs.
 
-:func:`~.community.communities` spends its time in four places: the pass
+:func:`~.community.communities` spends its time in five places: the pass
 that copies the finding part of the pairs (one public draw per vertex
-pair), at least ``3 x 10 + 1`` products of the finding adjacency with a
-block of 16 vectors (the Chebyshev-filtered eigen iteration of
-:mod:`.spectral`), and, when structure is found, a kNN graph of the
-embedding (n^2 similarities) with Louvain on its n * knn edges and one
-streamed pass over the held-out pairs.  :func:`community_plan` predicts
-these seconds from public quantities (n, the channel, the find fraction)
-and the release's own cheap counts (released pairs): operation counts times
-fixed per-operation constants, never a speed measured at call time, so the
-decision is the same on a quiet and on a loaded machine.  It decides, in
-order:
+pair); the *screen*, ``4 x 10 + 1`` products of the finding adjacency with a
+block of 4 vectors that decides whether two eigenvalues clear the noise
+(:data:`SCREEN_BLOCK`, :data:`SCREEN_PASSES`); and, only when they do, at
+least ``3 x 10 + 1`` products with a block of 16 vectors (the eigenvectors
+of :mod:`.spectral`), a kNN graph of the embedding (n^2 similarities) with
+Louvain on its n * knn edges, and one streamed pass over the held-out
+pairs.  :func:`community_plan` predicts these seconds from public
+quantities (n, the channel, the find fraction) and the release's own cheap
+counts (released pairs): operation counts times fixed per-operation
+constants, never a speed measured at call time, so the decision is the
+same on a quiet and on a loaded machine.  It decides, in order:
 
 1. **Not resolvable, at once.**  The debiased adjacency of the finding part
    is the true adjacency X plus noise of spectrum edge 2 sigma, sigma^2 = n
@@ -24,15 +25,27 @@ order:
    the release is compatible with can show two eigenvalues above the edge,
    so the spectral test would find fewer than two and the answer is the
    trivial, unresolved partition -- given without any pass.
-2. **Within the limit**: the predicted seconds fit ``max_seconds`` (the
-   caller's choice), or, when the caller set none, are below
-   :data:`~.triangle_planning.UNLIMITED_CEILING` (hours): run.
-3. **Refused** (:class:`~.triangle_planning.CostLimitError`) with the
-   predicted seconds of each stage and the ``max_seconds`` that allows it.
+   **No bound from n, epsilon and the edge count alone can do better**:
+   sqrt(m) is attained (two disjoint cliques of about sqrt(m) nodes have
+   lambda_2 about sqrt(m)), and such a graph *is* resolvable once sqrt(m)
+   > sigma.  At 10^5 nodes, average degree 10 and eps = 1 (m+ about 7.5 x
+   10^5, sigma about 340) the bound cannot fire: sqrt(m+) is about 870.
+   There the screen answers instead, from the release itself.
+2. **Within the limit**: the predicted seconds of the pair split and the
+   screen fit ``max_seconds`` (the caller's choice), or, when the caller
+   set none, are below :data:`~.triangle_planning.UNLIMITED_CEILING`
+   (hours): run.  When the screen finds structure, the rest (the
+   eigenvectors, the partition and the held-out pass) is checked against
+   the time left before it starts (:func:`check_structure_stage`): a call
+   that cannot finish within the limit stops there, saying what the screen
+   found and which ``max_seconds`` allows the rest.
+3. **Refused** (:class:`~.triangle_planning.CostLimitError`) when even the
+   split and the screen exceed the limit, with the predicted seconds of
+   each stage and the ``max_seconds`` that allows the whole call.
 
-The partition stage is counted whenever structure is possible, so a call
-whose spectrum finds none takes less; the prediction can also be low: the
-eigen block may double (more than 12 eigenvalues above the edge), and the
+The prediction of a call whose screen finds no structure is the split and
+the screen (:attr:`CommunityPlan.detect_seconds`); with structure, the
+eigen block may double (more than 12 eigenvalues above the edge) and the
 merging products are not counted (measured: docs/scaling.md, section 8).
 """
 
@@ -48,9 +61,17 @@ from ...core.estimators import count_estimate
 from ..kinds import offers
 from ..packed import words_per_row
 from .spectral import noise_variance
-from .triangle_planning import Z_PLAUSIBLE, CostLimitError, _secs, how_to_allow, limit_seconds
+from .triangle_planning import (
+    UNLIMITED_CEILING,
+    Z_PLAUSIBLE,
+    CostLimitError,
+    _secs,
+    how_to_allow,
+    limit_seconds,
+)
 
-__all__ = ["CommunityPlan", "CostLimitError", "StageProgress", "community_plan", "eigen_products"]
+__all__ = ["SCREEN_BLOCK", "SCREEN_PASSES", "CommunityPlan", "CostLimitError", "StageProgress",
+           "check_structure_stage", "community_plan", "eigen_products"]
 
 #: seconds per unit of work on a 2-core AMD EPYC (numba).  The product's constant was
 #: measured at n = 20,000 under a load average of about 5, the others in one profiled
@@ -63,6 +84,19 @@ _SEC_COUNT_PAIR = 140e-9  # the held-out pass: one vertex pair, one candidate (c
 _SEC_SIM = 65e-9         # the kNN graph: one cosine similarity and its partial sort
 _SEC_EDGE = 210e-6       # Louvain (networkx) and building its graph: one kNN edge
 _BLOCK = 16              # the first eigen block (spectral.eigen_above)
+#: vectors of the screen's block: two eigenvalues to find, two spare
+SCREEN_BLOCK = 4
+#: filter passes of the screen, one more than the eigen block's three: a random block of 4
+#: starts further from the top two eigenvectors than one of 16 (the smallest singular value
+#: of a 2 x 4 Gaussian matrix is about 2 - sqrt(2) = 0.59, of a 2 x 16 one about 4 - sqrt(2)
+#: = 2.59: 4.4 x further), and one more degree-10 Chebyshev pass multiplies an eigenvalue
+#: 3% above the threshold by T_10(1.03) = 5.8 against the bulk, so the screen's top two Ritz
+#: values are at least as converged as those of the block of 16 for every eigenvalue the
+#: test counts; at 4 / 16 of the columns its 41 products cost about 1/3 of the 31
+#: (measured: 0.79 s against 2.7 s a product at 2 x 10^4 nodes)
+SCREEN_PASSES = 4
+#: below this many nodes the eigen iteration is an exact dense eigendecomposition: no screen
+SCREEN_MIN_NODES = 400
 
 
 def eigen_products(passes: int = 3, degree: int = 10) -> int:
@@ -89,9 +123,11 @@ class CommunityPlan:
         sqrt(m+): the largest second eigenvalue a graph the release is
         compatible with can have.
     detect_seconds : float
-        Predicted seconds of the finding copy and the eigen products.
+        Predicted seconds of the finding copy and the screen's products: the
+        whole call when the screen finds no structure.
     partition_seconds : float
-        Predicted seconds of the kNN graph, Louvain and the held-out pass (0
+        Predicted seconds of what runs only when the screen finds structure:
+        the eigen products, the kNN graph, Louvain and the held-out pass (0
         when no structure is possible).
     max_seconds : float or None
         The caller's time limit (None: none set; only a prediction above
@@ -169,6 +205,8 @@ def community_plan(R: Any, max_seconds: float | None, split: Any, knn: int,
     sigma = math.sqrt(n * noise_variance(R.channel, rho, find))
     second = math.sqrt(m_hi)
     products = eigen_products() * _product_model(R, n, _BLOCK, find)
+    screen = (eigen_products(SCREEN_PASSES) * _product_model(R, n, SCREEN_BLOCK, find)
+              if n > SCREEN_MIN_NODES else 0.0)
     split_pass = pairs * _SEC_SPLIT_PAIR
     partition = float(n) * n * _SEC_SIM + n * knn * _SEC_EDGE + pairs * candidates * _SEC_COUNT_PAIR
     base = dict(n=n, edges=m_hat, edges_high=m_hi, sigma=sigma, largest_second=second,
@@ -180,22 +218,52 @@ def community_plan(R: Any, max_seconds: float | None, split: Any, knn: int,
                   "computing")
         return CommunityPlan("unresolvable", detect_seconds=0.0, partition_seconds=0.0,
                              reason=reason, **base)
-    detect = products + split_pass
+    detect = split_pass + screen
+    partition += products
     total = detect + partition
-    base["stages"] = (("pair split", split_pass), ("spectrum", products),
+    base["stages"] = (("pair split", split_pass), ("screen", screen), ("spectrum", products),
                       ("partition", float(n) * n * _SEC_SIM + n * knn * _SEC_EDGE),
                       ("held-out scoring", pairs * candidates * _SEC_COUNT_PAIR))
-    stages = (f"about {_secs(total)} predicted: {_secs(detect)} to find the spectrum "
-              f"({eigen_products()} products of the release with {_BLOCK} vectors), "
-              f"{_secs(partition)} to partition and score")
-    if total <= limit:
-        within = f"within max_seconds={limit:g}" if given else "no limit set"
+    stages = (f"about {_secs(detect)} predicted to test for structure (the pair split and "
+              f"{eigen_products(SCREEN_PASSES)} products of the release with {SCREEN_BLOCK} "
+              f"vectors), {_secs(partition)} more only if it is found (the eigenvectors, the "
+              f"partition and the held-out score), {_secs(total)} in all")
+    if detect <= limit:
+        within = ("no limit set" if not given else f"within max_seconds={limit:g}"
+                  if total <= limit else f"the test within max_seconds={limit:g}, the rest "
+                  "checked against the time left if structure is found")
         return CommunityPlan("run", detect_seconds=detect, partition_seconds=partition,
                              reason=f"{stages} (operation-count model), {within}", **base)
     reason = (f"community detection on {n:,} nodes: {stages} (operation-count model); "
               f"{how_to_allow(total, given, limit)}; nothing was computed")
     return CommunityPlan("refused", detect_seconds=detect, partition_seconds=partition,
                          reason=reason, **base)
+
+
+def check_structure_stage(plan: CommunityPlan, spent: float, above: int) -> None:
+    """Before the stages that run only on structure: raise if they cannot finish within the limit.
+
+    ``spent`` is the seconds the call has run, ``above`` the eigenvalues the
+    screen found above the threshold.  The limit is the caller's
+    ``max_seconds``, else :data:`~.triangle_planning.UNLIMITED_CEILING`.
+
+    Raises
+    ------
+    CostLimitError
+        ``spent`` plus the predicted seconds of the rest exceed the limit;
+        the message says what the screen found and the ``max_seconds`` that
+        allows the whole call.
+    """
+    given = plan.max_seconds is not None
+    limit = plan.max_seconds if given else UNLIMITED_CEILING
+    if spent + plan.partition_seconds <= limit:
+        return
+    raise CostLimitError(
+        f"community detection on {plan.n:,} nodes: the screen found {above} eigenvalues above "
+        f"the noise in {_secs(spent)}, so communities are resolvable; the eigenvectors, the "
+        f"partition and the held-out score are predicted to take {_secs(plan.partition_seconds)} "
+        f"more (operation-count model); {how_to_allow(spent + plan.partition_seconds, given, limit)}"
+        "; nothing was kept")
 
 
 class StageProgress:
