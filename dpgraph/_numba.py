@@ -18,7 +18,7 @@ import importlib.util
 import os
 import warnings
 
-__all__ = ["load_kernels", "numba_enabled"]
+__all__ = ["load_kernels", "numba_enabled", "threads"]
 
 
 def numba_enabled() -> bool:
@@ -42,3 +42,12 @@ def load_kernels(module: str, names: tuple[str, ...]) -> tuple | None:
         return tuple(getattr(mod, name) for name in names)
     except Exception:
         return None
+
+
+def threads() -> int:
+    """The threads numba's parallel kernels run on (1 when numba cannot be imported)."""
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is optional
+        return 1
+    return max(1, int(numba.get_num_threads()))

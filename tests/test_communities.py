@@ -17,10 +17,28 @@ from dpgraph.graph.adjacency import AdjacencyBase
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("n", [2, 63, 64, 65, 130, 257])
 @pytest.mark.parametrize("keep", [None, 0.3])
-def test_matmat_equals_the_dense_product(directed, n, keep, monkeypatch):
-    """A @ X and A^T @ X from the stored pairs (packed words with and without numba, CSR
-    rows, the row-block default) equal the product with the dense released adjacency,
-    for n not a multiple of 64, both directions, vectors and float32 blocks."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_matmat_equals_the_dense_product(directed, n, keep, threads, monkeypatch):
+    """A @ X and A^T @ X from the stored pairs (packed words with and without numba, on one
+    thread and with the word columns shared by two, CSR rows, the row-block default) equal
+    the product with the dense released adjacency, for n not a multiple of 64, both
+    directions, vectors and float32 blocks."""
+    if threads > 1:  # every product shared by the threads, however small
+        numba = pytest.importorskip("numba")
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            pytest.skip("numba has fewer threads on this machine")
+        monkeypatch.setattr(packed, "PARALLEL_WORDS", 0)
+        before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            _check_matmat(directed, n, keep, monkeypatch)
+        finally:
+            numba.set_num_threads(before)
+    else:
+        _check_matmat(directed, n, keep, monkeypatch)
+
+
+def _check_matmat(directed, n, keep, monkeypatch):
     G = nx.gnp_random_graph(n, 0.3, seed=n, directed=directed)
     kw = {} if keep is None else {"keep": keep}
     R = dpgraph.release(G, 1.0, seed=1, directed=directed, **kw)
@@ -36,9 +54,9 @@ def test_matmat_equals_the_dense_product(directed, n, keep, monkeypatch):
         assert got32.dtype == np.float32
         np.testing.assert_allclose(got32, ref, atol=1e-4)
         if hasattr(adj, "words"):
-            monkeypatch.setattr(packed, "HAVE_NUMBA", False)
-            np.testing.assert_allclose(adj.matmat(X, transpose), ref, atol=1e-9)
-            monkeypatch.undo()
+            with monkeypatch.context() as m:
+                m.setattr(packed, "HAVE_NUMBA", False)
+                np.testing.assert_allclose(adj.matmat(X, transpose), ref, atol=1e-9)
     if not directed:
         np.testing.assert_array_equal(adj.matmat(np.ones(n)), adj.degrees())
 

@@ -95,8 +95,8 @@ _LOW_BIT = np.array([0] + [(v & -v).bit_length() - 1 for v in range(1, 256)], dt
 
 
 @nb.njit(cache=True, nogil=True)
-def packed_matmat(words, X, out, gather, scatter, upper):  # pragma: no cover - compiled
-    """out += A @ X (``gather``) and/or A^T @ X (``scatter``) for the packed 0/1 matrix A.
+def _matmat_columns(words, X, out, w0, step, gather, scatter, upper):  # pragma: no cover - compiled
+    """out += (A @ X and/or A^T @ X) restricted to the word columns w0, w0 + step, ... of A.
 
     Byte tables ("four Russians"): for the 8 bytes of one word column, the
     sum of the rows of X selected by each of the 256 byte values is
@@ -112,7 +112,7 @@ def packed_matmat(words, X, out, gather, scatter, upper):  # pragma: no cover - 
     T = np.zeros((8, 256, k), dtype=out.dtype)
     S = np.zeros((8, 256, k), dtype=out.dtype)
     mask = np.uint64(255)
-    for w in range(nw):
+    for w in range(w0, nw, step):
         c0 = w << 6
         for g in range(8):
             for c in range(k):
@@ -155,6 +155,21 @@ def packed_matmat(words, X, out, gather, scatter, upper):  # pragma: no cover - 
                                 out[col, c] += S[g, v, c]
                         vv &= vv - 1
     return out
+
+
+@nb.njit(cache=True, parallel=True)
+def packed_matmat(words, X, outs, gather, scatter, upper):  # pragma: no cover - compiled
+    """outs[t] += thread t's share of A @ X (``gather``) and/or A^T @ X (``scatter``).
+
+    Thread t of ``outs.shape[0]`` takes the word columns t, t + threads, ...
+    (round robin, so the upper triangle's longer right-hand columns are
+    shared evenly) into its own output; the caller sums ``outs`` over
+    threads.  See :func:`_matmat_columns` for one thread's pass.
+    """
+    step = outs.shape[0]
+    for t in nb.prange(step):
+        _matmat_columns(words, X, outs[t], t, step, gather, scatter, upper)
+    return outs
 
 
 @nb.njit(cache=True, nogil=True)

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._numba import load_kernels, numba_enabled
+from .._numba import threads as numba_threads
 from .adjacency import AdjacencyBase, CutSides, _as_block
 
 __all__ = [
@@ -94,6 +95,11 @@ def _kernels() -> tuple | None:
                                  "packed_matmat"))
         HAVE_NUMBA = _KERNELS is not None
     return _KERNELS
+
+
+#: packed words from which :func:`packed_matmat` runs on numba's threads (below, waking a
+#: second thread costs more than the product)
+PARALLEL_WORDS = 1 << 20
 
 
 def _numba_kernel():
@@ -204,9 +210,10 @@ def packed_matmat(words: np.ndarray, n: int, X: np.ndarray, directed: bool,
     """The packed 0/1 matrix A times a dense block: A @ X (A^T @ X with ``transpose``).
 
     For an undirected release (``directed=False``) the words hold the upper
-    triangle U and A = U + U^T.  With numba, one pass over the set bits adds
-    a row of X per bit (about 2 k additions a released edge, no scratch
-    beyond the output); without numba, row blocks of about 2^22 pairs are
+    triangle U and A = U + U^T.  With numba, one pass over the packed words
+    with byte tables (one k-vector addition per non-zero byte), its word
+    columns shared round robin by numba's threads, each into its own
+    output (n x k floats a thread), summed at the end; without numba, row blocks of about 2^22 pairs are
     unpacked to floats and multiplied with BLAS (only the columns right of
     the block's first row for an undirected release).  Never an n x n float.
 
@@ -238,7 +245,12 @@ def packed_matmat(words: np.ndarray, n: int, X: np.ndarray, directed: bool,
     scatter = not directed or transpose
     k = _kernels() if HAVE_NUMBA and words.flags.c_contiguous else None
     if k is not None:
-        k[3](words, X, out, gather, scatter, not directed)
+        threads = 1 if words.size < PARALLEL_WORDS else numba_threads()
+        if threads == 1:
+            k[3](words, X, out[None], gather, scatter, not directed)
+        else:  # one output per thread, summed: the threads never write the same row
+            outs = np.zeros((threads,) + out.shape, dtype=out.dtype)
+            out = k[3](words, X, outs, gather, scatter, not directed).sum(axis=0)
     else:
         rows = max(1, (1 << 22) // max(n, 1))
         for i0 in range(0, n, rows):
