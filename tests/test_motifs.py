@@ -16,6 +16,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from _triangle_reference import dense_triangle_statistics
+from scipy import stats
 
 import dpgraph
 from dpgraph.core import Channel
@@ -99,6 +100,108 @@ def test_every_pass_gives_the_brute_force_integers(case, numba, monkeypatch):
         np.testing.assert_array_equal(counter.reductions(path, rows), truth[rows])
     fresh = triangle_counting.TriangleCounter(R)  # neighbour sums from whichever input is smaller
     np.testing.assert_array_equal(fresh.neighbour_sums(), truth[:, 6:])
+
+
+def _probed_release(monkeypatch) -> PrivateGraph:
+    monkeypatch.setattr(triangle_counting, "PROBE_PER_ROW", 20)
+    R = dpgraph.release(nx.powerlaw_cluster_graph(150, 4, 0.5, seed=7), 2.0, seed=3)
+    assert R.number_of_nodes() > 2 * triangle_counting.PROBE_PER_ROW
+    return R
+
+
+@pytest.mark.parametrize("numba", [True, False])
+def test_probed_pairs_keep_every_sum_but_a2_exact(numba, monkeypatch):
+    """Above 2 PROBE_PER_ROW nodes the packed pass ANDs the released edges and the probed
+    pairs only: every reduction but A2 stays the exact integer, the probed sums are those
+    of the pairs the public hash picks, sampled rows see the same probe for the same seed,
+    numba and numpy agree, and T^ and the per-node triangles equal the exact ones."""
+    if numba:
+        pytest.importorskip("numba")
+    monkeypatch.setattr(triangle_counting, "_USE_NUMBA", numba)
+    R = _probed_release(monkeypatch)
+    n = R.number_of_nodes()
+    truth = _brute_reductions(R)
+    Y = R.to_scipy_sparse().toarray().astype(np.int64)
+    C = Y @ Y
+    np.fill_diagonal(C, 0)
+    d = Y.sum(axis=1)
+    exact = [c for c in range(8) if c != 2]
+    rows = np.array([0, 5, 77, n - 1])
+    for seed in range(3):
+        counter = triangle_counting.TriangleCounter(R)
+        red = counter.reductions("packed", None, seed=seed)
+        assert counter.probe_seed == seed and red.shape == (n, 13)
+        np.testing.assert_array_equal(red[:, exact], truth[:, exact])
+        probe = triangle_counting.Probe.of(n, seed)
+        M = probe.mask(np.arange(n), np.arange(n)) & (Y == 0)
+        np.fill_diagonal(M, False)
+        assert (M == M.T).all() and 0 < M.sum() < (Y == 0).sum() - n
+        ref = np.stack([M.sum(1), M @ d, M @ d**2, (C * M).sum(1), (C * M) @ d], axis=1)
+        np.testing.assert_allclose(red[:, 8:], probe.scale * ref, rtol=1e-12)
+        np.testing.assert_allclose(red[:, 2], truth[:, 5] + probe.scale * (C * C * M).sum(1),
+                                   rtol=1e-12)
+        sub = triangle_counting.TriangleCounter(R).reductions("packed", rows, seed=seed)
+        np.testing.assert_array_equal(sub, red[rows])
+        if numba:
+            monkeypatch.setattr(triangle_counting, "_USE_NUMBA", False)
+            plain = triangle_counting.TriangleCounter(R).reductions("packed", None, seed=seed)
+            monkeypatch.setattr(triangle_counting, "_USE_NUMBA", True)
+            np.testing.assert_array_equal(plain, red)
+    k = motifs._constants(R)
+    full = triangle_counting.TriangleCounter(R).reductions("sparse")
+    st_exact = motifs._statistics(counter, full, None, full[:, 6:], k, "sparse", None)
+    st = motifs._statistics(counter, red, None, red[:, 6:], k, "packed", counter.probe_seed)
+    assert st.triangles == pytest.approx(st_exact.triangles, rel=1e-12, abs=1e-6)
+    np.testing.assert_allclose(st.node_triangles, st_exact.node_triangles, rtol=1e-12, atol=1e-6)
+    assert st.var_triangles != st_exact.var_triangles  # the variance does use the probe
+
+
+def test_probed_variance_terms_are_unbiased(monkeypatch):
+    """The probed pass's A2 and its estimate of Var T^ are Horvitz-Thompson expansions of
+    independently probed pairs: over 200 seeds, the mean of the total A2 and the mean of
+    var_triangles lie within 4 standard errors of the exact values (the A2 standard error
+    exact, sum over pairs of (1 - f) / f (y_ij + y_ji)^2; var_triangles' from the spread
+    over the seeds), and each row's mean A2 within 4 of its own exact standard error."""
+    R = _probed_release(monkeypatch)
+    n, reps = R.number_of_nodes(), 200
+    k = motifs._constants(R)
+    full = triangle_counting.TriangleCounter(R).reductions("sparse")
+    exact_var = motifs._statistics(triangle_counting.TriangleCounter(R), full, None, full[:, 6:],
+                                   k, "sparse", None).var_triangles
+    a2, var = np.zeros((reps, n)), np.zeros(reps)
+    for seed in range(reps):
+        counter = triangle_counting.TriangleCounter(R)
+        red = counter.reductions("packed", None, seed=seed)
+        a2[seed] = red[:, 2]
+        var[seed] = motifs._statistics(counter, red, None, red[:, 6:], k, "packed",
+                                       seed).var_triangles
+    Y = R.to_scipy_sparse().toarray().astype(np.int64)
+    C = Y @ Y
+    np.fill_diagonal(C, 0)
+    vals = (C * C) * (1 - Y)  # what probing pair (i, j) adds to row i
+    np.fill_diagonal(vals, 0)
+    f = 1.0 / triangle_counting.Probe.of(n, 0).scale
+    pair = np.triu(vals + vals.T, 1)
+    se_total = math.sqrt((1 - f) / f * float(np.sum(pair.astype(float) ** 2)) / reps)
+    assert abs(a2.sum(axis=1).mean() - full[:, 2].sum()) <= 4 * se_total
+    se_row = np.sqrt((1 - f) / f * (vals.astype(float) ** 2).sum(axis=1) / reps)
+    assert np.all(np.abs(a2.mean(axis=0) - full[:, 2]) <= 4 * se_row + 1e-9)
+    assert abs(var.mean() - exact_var) <= 4 * var.std(ddof=1) / math.sqrt(reps)
+    # var_triangles' only probed part is half the linear term over the probed non-edges,
+    # each pair's s_ij L^2_ij (for both of its rows) expanded by 1/f: its exact variance
+    # 0.25 (1 - f) / f sum_{i<j non-edge} (L_ij + L_ji)^2; the spread over the seeds must
+    # match it (a chi-square interval at 1e-4 on each side, reps - 1 degrees of freedom)
+    Z = k.z0 + k.dl * Y
+    U = k.u0 + k.eu * Y
+    S = k.w0 + k.om * Y
+    for M in (Z, U, S):
+        np.fill_diagonal(M, 0.0)
+    Z2, U2 = Z @ Z, U @ U
+    L = S * (Z2 * Z2 - U2 + Z2)
+    pair_lin = np.triu((L + L.T) * (1 - Y), 1)
+    theory = 0.25 * (1 - f) / f * float(np.sum(pair_lin ** 2))
+    lo, hi = stats.chi2.ppf([1e-4, 1 - 1e-4], reps - 1) / (reps - 1)
+    assert lo <= var.var(ddof=1) / theory <= hi
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))

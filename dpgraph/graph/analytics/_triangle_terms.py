@@ -121,7 +121,11 @@ def row_sums(red: dict, d: np.ndarray, S1: float, S2: float, k: Constants,
     ``red`` maps reduction names (``C1``, ``Cd``, ``A2``, ``E1``, ``Ed``,
     ``E2``, ``N1``, ``N2``) to per-row arrays; a term needing a reduction that
     is absent raises KeyError (the wedge terms need only ``N1`` and ``N2``).
-    ``S1``, ``S2`` are the sums of d and d^2 over all nodes.
+    ``S1``, ``S2`` are the sums of d and d^2 over all nodes.  With the
+    probed sums (``P1``, ``Px``, ``Pxx``, ``Pc``, ``Pcx``, expanded, and A2
+    expanded from the same probe) the sums over all j are the neighbours'
+    plus the probed non-neighbours', every monomial from the same sample
+    (see :mod:`.triangle_counting`).
     """
     d = np.asarray(d, dtype=np.float64)
     f = {key: np.asarray(v, dtype=np.float64) for key, v in red.items()}
@@ -133,6 +137,10 @@ def row_sums(red: dict, d: np.ndarray, S1: float, S2: float, k: Constants,
     for m, name in (((0, 1), "N1"), ((0, 2), "N2"), ((1, 0), "E1"), ((1, 1), "Ed"), ((2, 0), "E2")):
         if name in f:
             nbrs[m] = f[name]
+    if "P1" in f:  # a probed pass: all j = the neighbours + the probed non-neighbours, expanded
+        for m, name in (((0, 0), "P1"), ((0, 1), "Px"), ((0, 2), "Pxx"), ((1, 0), "Pc"),
+                        ((1, 1), "Pcx")):
+            every[m] = nbrs[m] + f[name]
     c, x = _Poly({(1, 0): 1.0}), _Poly({(0, 1): 1.0})
     p0, p1 = pair_terms(0, c, x, d, k), pair_terms(1, c, x, d, k)
     out = {}

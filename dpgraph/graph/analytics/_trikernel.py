@@ -2,15 +2,20 @@
 
 Imported lazily (through :func:`dpgraph._numba.load_kernels`) by
 :mod:`.triangle_counting`, whose numpy paths give the same integers when
-numba is absent.  Every kernel returns, for each requested row i, the eight
-integer reductions (``REDUCTIONS`` in :mod:`.triangle_counting`)
+numba is absent.  The CSR kernel returns, for each requested row i, the
+eight integer reductions (``REDUCTIONS`` in :mod:`.triangle_counting`)
 
     C1 = sum_{j != i} c_ij,        Cd = sum_{j != i} c_ij d_j,   A2 = sum_{j != i} c_ij^2,
     E1 = sum_{j in N(i)} c_ij,     Ed = sum_{j in N(i)} c_ij d_j, E2 = sum_{j in N(i)} c_ij^2,
     N1 = sum_{j in N(i)} d_j,      N2 = sum_{j in N(i)} d_j^2,
 
 with c_ij the released common neighbours of i and j, d the released degrees
-and N(i) the released neighbours of i.
+and N(i) the released neighbours of i.  The packed kernels AND two rows only
+where the pair is a released edge or probed (``_probed_pair``), and return
+thirteen raw sums :mod:`.triangle_counting` completes: in place of C1
+nothing (C1 = N1 - d_i), of Cd the sum of N1_j over the neighbours (Cd =
+that - d_i^2), of A2 the sum of c_ij^2 over the probed non-neighbours j, and
+in columns 8-12 the sums of 1, d_j, d_j^2, c_ij and c_ij d_j over them.
 """
 
 from __future__ import annotations
@@ -47,17 +52,38 @@ def _bit(words, i, j):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _accumulate(out, r, c, dj, edge):  # pragma: no cover - compiled
-    """Add pair (i, j)'s terms to row r's eight reductions: c = c_ij, dj = d_j, edge = Y_ij."""
-    out[r, 0] += c
-    out[r, 1] += c * dj
+def _edge(out, r, c, dj, n1j):  # pragma: no cover - compiled
+    """Add released edge (i, j)'s terms to row r's raw sums: c = c_ij, dj = d_j, n1j = N1_j."""
+    out[r, 1] += n1j
+    out[r, 3] += c
+    out[r, 4] += c * dj
+    out[r, 5] += c * c
+    out[r, 6] += dj
+    out[r, 7] += dj * dj
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _probed_pair(i, j, key, threshold):  # pragma: no cover - compiled
+    """Whether pair (i, j) is probed: splitmix64 of (min, max) ^ key, top 53 bits < threshold."""
+    if threshold >= np.uint64(1 << 53):
+        return True
+    lo, hi = min(i, j), max(i, j)
+    x = ((np.uint64(lo) << np.uint64(32)) | np.uint64(hi)) ^ key
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return (x >> np.uint64(11)) < threshold
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _probed(out, r, c, dj):  # pragma: no cover - compiled
+    """Add probed non-edge (i, j)'s monomials to row r's raw sums: c = c_ij, dj = d_j."""
     out[r, 2] += c * c
-    if edge:
-        out[r, 3] += c
-        out[r, 4] += c * dj
-        out[r, 5] += c * c
-        out[r, 6] += dj
-        out[r, 7] += dj * dj
+    out[r, 8] += 1
+    out[r, 9] += dj
+    out[r, 10] += dj * dj
+    out[r, 11] += c
+    out[r, 12] += c * dj
 
 
 @nb.njit(cache=True, nogil=True)
@@ -99,11 +125,11 @@ def symmetric_words(words, n):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, parallel=True)
-def packed_rows(sym, deg, rows, group):  # pragma: no cover - compiled
-    """The eight reductions of the given rows, each row ANDed with every row of ``sym``."""
+def packed_rows(sym, deg, n1, key, threshold, rows, group):  # pragma: no cover - compiled
+    """The raw sums of the given rows, each row ANDed with its neighbours' and probed partners'."""
     n = sym.shape[0]
     k = rows.size
-    out = np.zeros((k, 8), dtype=np.int64)
+    out = np.zeros((k, 13), dtype=np.int64)
     ngroups = (k + group - 1) // group
     for g in nb.prange(ngroups):
         r0 = g * group
@@ -115,18 +141,21 @@ def packed_rows(sym, deg, rows, group):  # pragma: no cover - compiled
                 i = rows[r]
                 if i == j:
                     continue
-                c = np.int64(and_popcount(sym[i], b))
-                _accumulate(out, r, c, dj, _bit(sym, i, j))
+                if _bit(sym, i, j):
+                    _edge(out, r, np.int64(and_popcount(sym[i], b)), dj, n1[j])
+                elif _probed_pair(i, j, key, threshold):
+                    _probed(out, r, np.int64(and_popcount(sym[i], b)), dj)
     return out
 
 
 @nb.njit(cache=True, parallel=True)
-def packed_all_rows(sym, deg, g0, g1, group, acc):  # pragma: no cover - compiled
-    """Add the reductions of the pairs i < j with i in row groups g0 .. g1 - 1 into ``acc``.
+def packed_all_rows(sym, deg, n1, key, threshold, g0, g1, group, acc):  # pragma: no cover - compiled
+    """Add the raw sums of the pairs i < j with i in row groups g0 .. g1 - 1 into ``acc``.
 
-    ``acc`` has shape (threads, n, 8); each unordered pair is ANDed once and
-    counted for both of its rows (thread t writes only ``acc[t]``).  Summed
-    over threads and over all groups it is the reductions of every row.
+    ``acc`` has shape (threads, n, 13); each unordered pair is looked at once
+    and counted for both of its rows (thread t writes only ``acc[t]``): a
+    released edge and a probed non-edge alike.
+    Summed over threads and over all groups it is the raw sums of every row.
     """
     n = sym.shape[0]
     nthreads = acc.shape[0]
@@ -139,10 +168,14 @@ def packed_all_rows(sym, deg, g0, g1, group, acc):  # pragma: no cover - compile
                 b = sym[j]
                 dj = deg[j]
                 for i in range(i0, min(i1, j)):
-                    c = np.int64(and_popcount(sym[i], b))
-                    edge = _bit(sym, i, j)
-                    _accumulate(out, i, c, dj, edge)  # the pair counts for both of its rows
-                    _accumulate(out, j, c, deg[i], edge)
+                    if _bit(sym, i, j):
+                        c = np.int64(and_popcount(sym[i], b))
+                        _edge(out, i, c, dj, n1[j])  # the pair counts for both of its rows
+                        _edge(out, j, c, deg[i], n1[i])
+                    elif _probed_pair(i, j, key, threshold):
+                        c = np.int64(and_popcount(sym[i], b))
+                        _probed(out, i, c, dj)
+                        _probed(out, j, c, deg[i])
 
 
 @nb.njit(cache=True, parallel=True)

@@ -35,7 +35,7 @@ from ..protocol import Release
 from ._clustering import ClusteringSets, LevelSets
 from ._shared import _cache, _entry_map
 from ._triangle_terms import Constants, row_sums
-from .triangle_counting import REDUCTIONS, TriangleCounter
+from .triangle_counting import PROBED, REDUCTIONS, TriangleCounter
 from .triangle_planning import CostLimitError, Deadline, TrianglePlan, limit_seconds, triangle_plan
 
 __all__ = ["CostLimitError", "TrianglePlan", "TriangleStatistics", "average_clustering",
@@ -75,7 +75,9 @@ class TriangleStatistics:
     rows : int or None
         Number of rows of a sampled pass (None: every row).
     seed : int or None
-        The seed of the public random sample of rows (None: every row).
+        The seed of the public random samples of rows and of the columns the
+        packed pass probes for the variance's fourth moment (None: nothing
+        sampled; see :mod:`.triangle_counting`).
     """
 
     triangles: float
@@ -151,8 +153,11 @@ def _statistics(counter: TriangleCounter, red: np.ndarray, rows: np.ndarray | No
     s2row = (n - 1) * k.w0**2 + ((k.w0 + k.om) ** 2 - k.w0**2) * d  # row sums of S o S
     var_w = max(0.5 * float(linw.sum()) + 0.5 * float(np.sum(srow * srow - s2row)), 0.0)
     sel = np.arange(n) if rows is None else rows
-    t = row_sums({name: red[:, c] for c, name in enumerate(REDUCTIONS)}, d[sel], S1, S2, k,
-                 ("tri", "lin", "quad", "cub", "linc"))
+    sums = {name: red[:, c] for c, name in enumerate(REDUCTIONS)}
+    t = row_sums(sums, d[sel], S1, S2, k, ("tri", "quad", "cub", "linc"))
+    if red.shape[1] > len(REDUCTIONS):  # probed columns: the linear term from the probe alone
+        sums.update((name, red[:, len(REDUCTIONS) + c]) for c, name in enumerate(PROBED))
+    t["lin"] = row_sums(sums, d[sel], S1, S2, k, ("lin",))["lin"]
     x = t["tri"] / 6.0  # T^ = sum of x over all rows
     v = 0.5 * t["lin"] + 0.5 * t["quad"] + t["cub"] / 6.0  # Var T^ = sum of v (Hoeffding terms)
     cv = 0.5 * t["linc"] + 0.5 * t["quad"]  # Cov(T^, W^) = sum of cv
@@ -192,7 +197,8 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     each row's terms are closed forms in eight integer sums of C over the row
     and over the row's released neighbours (:mod:`._triangle_terms`), counted
     by 2-hop counting on the released CSR or by AND-popcount of packed rows
-    (:mod:`.triangle_counting`), whichever the cost model finds cheaper:
+    (:mod:`.triangle_counting`; above 8,192 nodes the variances' sums over
+    non-edges come from probed pairs, unbiased), whichever the cost model finds cheaper:
     memory O(n + released edges) or the size of the release, never n x n
     floats.  The wedge terms need only the degrees and neighbour degree sums.
 
@@ -219,8 +225,8 @@ def triangle_statistics(R: Release, progress: bool | None = None, *,
     sample : bool, default True
         Over the limit, count a random sample of rows (True) or refuse (False).
     seed : int or None, default None
-        Seed of the row sample (public randomness; None draws fresh entropy,
-        reported in ``seed``).
+        Seed of the row sample and of the probed columns (public randomness;
+        None draws fresh entropy, reported in ``seed``).
 
     Raises
     ------
@@ -276,9 +282,9 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
     deadline = Deadline(f"the triangle pass on {counter.n:,} nodes", limit or 0.0,
                         limit is not None, plan.cost.seconds)
     if plan.mode == "full":
-        red = counter.reductions(path, None, progress, deadline)
+        red = counter.reductions(path, None, progress, deadline, seed)
         counter.release_inputs()
-        st = _statistics(counter, red, None, red[:, 6:], k, path, None)
+        st = _statistics(counter, red, None, red[:, 6:], k, path, counter.probe_seed)
         cache["tri"] = st
         cache["tri-red"] = red
         return st
@@ -288,7 +294,7 @@ def _computed(R: Any, plan: TrianglePlan, counter: TriangleCounter | None, progr
     if key not in cache:
         s = int(np.random.SeedSequence().entropy) if seed is None else seed
         rows = np.sort(np.random.default_rng(s).choice(counter.n, size=plan.rows, replace=False))
-        red = counter.reductions(path, rows, progress, deadline)
+        red = counter.reductions(path, rows, progress, deadline, s)
         nsums = counter.neighbour_sums()
         counter.release_inputs()
         cache[key] = _statistics(counter, red, rows, nsums, k, path, s)

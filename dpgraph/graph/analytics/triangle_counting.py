@@ -20,14 +20,35 @@ They are integers, so both ways of computing them give identical results:
 ``"packed"``
     AND-popcount of the packed rows of the symmetric released matrix (one
     bit per pair, n ceil(n/64) words, built from the upper-triangular store
-    by 64 x 64 bit transposes): n (n - 1) / 2 x ceil(n / 64) word operations
-    for all rows, each unordered pair once.  Memory: the symmetric words
-    (the size of the release) plus n x 64 bytes per thread.
+    by 64 x 64 bit transposes), each unordered pair looked at once.  Only
+    two sums need c_ij off the released edges: C1 = N1 - d_i and Cd =
+    sum_{k in N(i)} N1_k - d_i^2 have closed forms, and the rest of A2, the
+    sum of c_ij^2 over the non-neighbours j, is the one sum that needs every
+    pair.  Up to ``2 PROBE_PER_ROW`` nodes every pair is ANDed and A2 is
+    exact; above, each non-edge pair is probed independently with
+    probability f = PROBE_PER_ROW / n (a seeded hash of the pair: public
+    randomness, the same pair probed whichever row asks) and the probed
+    pairs' sums are expanded by 1 / f (Horvitz-Thompson: unbiased).  A2
+    enters only the linear Hoeffding term of the variance, sum_j s_ij
+    L^2_ij, a polynomial in (c_ij, d_j) whose large terms cancel (L^2
+    estimates a squared true count from squared noisy ones): so the
+    non-neighbours' part of that term is expanded from the same probed pairs
+    with all its monomials (``PROBED``: the sums of 1, d_j, d_j^2, c_ij and
+    c_ij d_j over them, columns 8-12 of the reductions, A2 the sixth), and
+    the cancellation happens inside the sample.  T^ and every other term
+    use the exact sums.
+    (Pairs, not columns: a column's pairs share its degree, so a sample of
+    whole columns leaves the cancellation to a few dozen column totals.)
+    So the pass ANDs the released edges and the probed pairs, (m' + about
+    PROBE_PER_ROW n / 2) x ceil(n / 64) word operations, against n (n - 1) / 2
+    x ceil(n / 64) for every pair: about 3.5 times fewer for a release of
+    density 0.27 (epsilon = 1), more for sparser ones.  Memory: the
+    symmetric words (the size of the release) plus n x 64 bytes per thread.
 
 Both can be run on a subset of rows (sampled rows; the packed path then ANDs
 each sampled row with every row).  :func:`cost` predicts the seconds and
 bytes of either path from n, the released degrees and the edge count: operation
-counts times constants measured once on a 2-core AMD EPYC (AVX-512) with numba,
+counts times constants measured on a quiet 2-core AMD EPYC (AVX2) with numba,
 scaled by the number of numba threads, never by a speed measured at call time
 (the prediction does not move with the machine's load).  Without numba the same integers come
 from numpy/scipy (float32 products of unpacked row blocks, exact below 2^24,
@@ -42,19 +63,25 @@ from typing import Any
 import numpy as np
 
 from ..._numba import load_kernels
+from ..._numba import threads as numba_threads
 from ..kinds import offers
 from ..packed import words_per_row
 from ._shared import _cache, _observed_degrees, progress_range
 
-__all__ = ["REDUCTIONS", "Cost", "TriangleCounter"]
+__all__ = ["PROBED", "PROBE_PER_ROW", "REDUCTIONS", "Cost", "Probe", "TriangleCounter"]
 
 REDUCTIONS = ("C1", "Cd", "A2", "E1", "Ed", "E2", "N1", "N2")
+#: the probed non-neighbours' sums of 1, d_j, d_j^2, c_ij and c_ij d_j, expanded (probed passes)
+PROBED = ("P1", "Px", "Pxx", "Pc", "Pcx")
+#: expected probed pairs a row in the packed pass (every pair up to 2 times this many nodes)
+PROBE_PER_ROW = 4096
 
 #: seconds per unit of work per thread, numba kernels (measured, rounded up)
-_SEC_WORD = 0.25e-9      # one 64-bit AND-popcount in the packed pass
+_SEC_WORD = 0.65e-9      # one 64-bit AND-popcount in the packed pass (AVX2, 2.2-2.8 GHz)
 _SEC_WEDGE = 6e-9        # one 2-hop step of the sparse pass
 _SEC_SYM_WORD = 25e-9    # building the symmetric words, per word of the release
 _SEC_BIT = 3e-9          # iterating one set bit (CSR from bits, neighbour sums)
+_SEC_PAIR_BIT = 1e-9     # looking at one pair's bit in the packed pass (ANDed or not)
 #: the numpy/scipy fallbacks, per unit (single-threaded BLAS/scipy)
 _NP_WORD = 4e-9
 _NP_WEDGE = 80e-9
@@ -75,11 +102,7 @@ def _kernels() -> Any:
 
 
 def _threads(kernels: Any) -> int:
-    if kernels is None:
-        return 1
-    import numba
-
-    return max(1, int(numba.get_num_threads()))
+    return 1 if kernels is None else numba_threads()
 
 
 class _serial:
@@ -105,6 +128,55 @@ class _serial:
             import numba
 
             numba.set_num_threads(self.before)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Which non-edge pairs the packed pass ANDs (see the module notes).
+
+    Pair (i, j) is probed when a 64-bit hash of (min, max) keyed by ``key``,
+    shifted right by 11, is below ``threshold`` (of 2^53): with a uniform key
+    every pair is probed with probability ``threshold`` / 2^53 exactly, and
+    ``scale`` is its inverse (1: every pair, exact).  ``seed`` drew the key
+    (None: every pair).
+    """
+
+    key: int
+    threshold: int
+    scale: float
+    seed: int | None
+
+    @classmethod
+    def of(cls, n: int, seed: int | None) -> Probe:
+        """Every pair up to ``2 PROBE_PER_ROW`` nodes, else pairs probed with f = PROBE_PER_ROW / n.
+
+        ``seed`` None draws fresh entropy (reported in ``seed``).
+        """
+        if n <= 2 * PROBE_PER_ROW:
+            return cls(0, 1 << 53, 1.0, None)
+        s = int(np.random.SeedSequence().entropy) if seed is None else int(seed)
+        key = int(np.random.SeedSequence([s, _PROBE_STREAM]).generate_state(1, np.uint64)[0])
+        threshold = max(1, round(PROBE_PER_ROW / n * (1 << 53)))
+        return cls(key, threshold, (1 << 53) / threshold, s)
+
+    def mask(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Whether pairs (rows[a], cols[b]) are probed, bool (len(rows), len(cols)) (numpy path)."""
+        if self.threshold >= 1 << 53:
+            return np.ones((rows.size, cols.size), dtype=bool)
+        r = rows.astype(np.uint64)[:, None]
+        c = cols.astype(np.uint64)[None, :]
+        x = (np.minimum(r, c) << np.uint64(32)) | np.maximum(r, c)
+        return (_splitmix(x ^ np.uint64(self.key)) >> np.uint64(11)) < np.uint64(self.threshold)
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer, a bijection of uint64 (the kernels' ``_mix``)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+_PROBE_STREAM = 0x9B0BE  # stream of the probe's key (public randomness, apart from the rows')
 
 
 @dataclass(frozen=True)
@@ -138,7 +210,10 @@ class TriangleCounter:
         self.wedge_steps = float(np.sum(self.deg.astype(np.float64) ** 2))
         self._sym: np.ndarray | None = None
         self._csr: tuple[np.ndarray, np.ndarray] | None = None
+        self._nsums: np.ndarray | None = None
         self._deadline: Any = None
+        #: the seed of the pairs the last packed pass probed (None: every pair)
+        self.probe_seed: int | None = None
 
     def _degrees(self, R: Any) -> np.ndarray:
         """Released degrees (cached per release); from the packed words by one compiled pass."""
@@ -181,10 +256,19 @@ class TriangleCounter:
         fast = self.kernels is not None
         if path == "packed":
             build = 0.0 if self._sym is not None else n * nw * _SEC_SYM_WORD / T
-            pairs = n * (n - 1) / 2 if rows is None else k * (n - 1)
-            kernel = pairs * nw * (_SEC_WORD / T if fast else _NP_WORD)
-            if rows is not None:  # neighbour sums of every row, for the wedges
-                kernel += (n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT) / T
+            f = 1.0 if n <= 2 * PROBE_PER_ROW else PROBE_PER_ROW / n  # probed share of pairs
+            if rows is None:
+                pairs = n * (n - 1) / 2
+                anded = self.m + (pairs - self.m) * f
+            else:
+                pairs = k * (n - 1)
+                dbar = 2 * self.m / max(n, 1)
+                anded = k * (dbar + (n - 1 - dbar) * f)
+            if fast:
+                kernel = (anded * nw * _SEC_WORD + pairs * _SEC_PAIR_BIT) / T
+            else:  # the numpy path multiplies every pair
+                kernel = pairs * nw * _NP_WORD
+            kernel += (n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT) / T  # neighbour sums, first
             nbytes = 8 * n * nw + (64 * n * T if rows is None else 64 * k) + 16 * n
             if not fast:  # unpacked float32 row blocks instead of per-thread counters
                 nbytes += 2 * 4 * n * self._np_block()
@@ -248,6 +332,10 @@ class TriangleCounter:
                 self._csr = (A.indptr.astype(np.int64), A.indices.astype(np.int32))
         return self._csr
 
+    def probe(self, seed: int | None) -> Probe:
+        """The packed pass's probed pairs for ``seed`` (see :class:`Probe`)."""
+        return Probe.of(self.n, seed)
+
     def release_inputs(self) -> None:
         """Drop the symmetric words and the CSR (they are as large as the release)."""
         self._sym = None
@@ -255,17 +343,23 @@ class TriangleCounter:
 
     # ------------------------------------------------------------------ passes
     def reductions(self, path: str, rows: np.ndarray | None = None,
-                   progress: Any = None, deadline: Any = None) -> np.ndarray:
-        """The ``REDUCTIONS`` of ``rows`` (sorted positions; None: every row), int64 (k, 8).
+                   progress: Any = None, deadline: Any = None,
+                   seed: int | None = None) -> np.ndarray:
+        """The ``REDUCTIONS`` of ``rows`` (sorted positions; None: every row), shape (k, 8).
 
-        ``deadline`` (a :class:`~.triangle_planning.Deadline`) is checked
-        between blocks: past the caller's ``max_seconds`` the pass stops.
+        int64, exact; when the packed path probed a sample of the pairs,
+        float64 of shape (k, 13): A2 an unbiased estimate, every other
+        reduction exact, and the ``PROBED`` sums in columns 8-12 (see the
+        module notes), drawn with ``seed`` (None: fresh entropy), kept in
+        ``probe_seed``.  ``deadline`` (a
+        :class:`~.triangle_planning.Deadline`) is checked between blocks:
+        past the caller's ``max_seconds`` the pass stops.
         """
         small = self.cost(path, None if rows is None else len(rows)).seconds * self.threads < 0.05
         self._deadline = deadline
         try:
             with _serial(self.kernels, small):
-                return self._reductions(path, rows, progress, 1 if small else self.threads)
+                return self._reductions(path, rows, progress, 1 if small else self.threads, seed)
         finally:
             self._deadline = None
 
@@ -274,32 +368,50 @@ class TriangleCounter:
             self._deadline.check()
 
     def _reductions(self, path: str, rows: np.ndarray | None, progress: Any,
-                    threads: int) -> np.ndarray:
+                    threads: int, seed: int | None) -> np.ndarray:
         n = self.n
+        sel = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
         if path == "sparse":
             indptr, indices = self.csr()
-            sel = np.arange(n, dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
             return self._chunked(sel, progress, lambda s: self._csr_rows(indptr, indices, s))
         sym = self.symmetric_words()
-        if rows is not None:
-            sel = np.asarray(rows, np.int64)
-            return self._chunked(sel, progress, lambda s: self._packed_rows(sym, s))
-        if self.kernels is None:
-            return self._chunked(np.arange(n, dtype=np.int64), progress,
-                                 lambda s: self._packed_rows(sym, s))
-        ngroups = -(-n // _GROUP)
-        acc = np.zeros((threads, n, 8), dtype=np.int64)
-        step = max(threads, ngroups // 64)
-        for g0 in progress_range(0, ngroups, step, progress, n, "triangles"):
-            self._tick()
-            self.kernels["all"](sym, self.deg, g0, min(ngroups, g0 + step), _GROUP, acc)
-        return acc.sum(axis=0)
+        n1 = np.ascontiguousarray(self.neighbour_sums()[:, 0])
+        probe = self.probe(seed)
+        self.probe_seed = probe.seed
+        if rows is not None or self.kernels is None:
+            raw = self._chunked(sel, progress, lambda s: self._packed_rows(sym, s, n1, probe), 13)
+        else:
+            ngroups = -(-n // _GROUP)
+            acc = np.zeros((threads, n, 13), dtype=np.int64)
+            step = max(threads, ngroups // 64)
+            for g0 in progress_range(0, ngroups, step, progress, n, "triangles"):
+                self._tick()
+                self.kernels["all"](sym, self.deg, n1, np.uint64(probe.key),
+                                    np.uint64(probe.threshold), g0, min(ngroups, g0 + step),
+                                    _GROUP, acc)
+            raw = acc.sum(axis=0)
+        return self._completed(raw, sel, probe)
+
+    def _completed(self, raw: np.ndarray, sel: np.ndarray, probe: Probe) -> np.ndarray:
+        """The reductions from the packed pass's raw sums (see :mod:`._trikernel`)."""
+        d = self.deg[sel]
+        raw[:, 0] = raw[:, 6] - d  # C1 = N1 - d_i
+        raw[:, 1] -= d * d  # Cd = sum_{k in N(i)} N1_k - d_i^2
+        if probe.scale == 1.0:  # every pair: A2 exact
+            raw[:, 2] += raw[:, 5]
+            return raw[:, :8]
+        red = raw.astype(np.float64)
+        red[:, 2] = raw[:, 5] + probe.scale * raw[:, 2]  # E2 + the probed non-edges, expanded
+        red[:, 8:] *= probe.scale
+        return red
 
     def neighbour_sums(self) -> np.ndarray:
         """(N1, N2) of every row: sums of d_j and d_j^2 over the released neighbours, int64 (n, 2)."""
-        small = (self.n * words_per_row(self.n) + 2 * self.m) * 1e-9 < 0.05
-        with _serial(self.kernels, small):
-            return self._neighbour_sums()
+        if self._nsums is None:
+            small = (self.n * words_per_row(self.n) + 2 * self.m) * 1e-9 < 0.05
+            with _serial(self.kernels, small):
+                self._nsums = self._neighbour_sums()
+        return self._nsums
 
     def _neighbour_sums(self) -> np.ndarray:
         d = self.deg
@@ -362,31 +474,40 @@ class TriangleCounter:
             out[i0 : i0 + bits.shape[0]] = bits.astype(np.float64) @ X
         return out
 
-    def _chunked(self, sel: np.ndarray, progress: Any, fn: Any) -> np.ndarray:
-        out = np.empty((sel.size, 8), dtype=np.int64)
+    def _chunked(self, sel: np.ndarray, progress: Any, fn: Any, width: int = 8) -> np.ndarray:
+        out = np.empty((sel.size, width), dtype=np.int64)
         step = max(_GROUP * self.threads, -(-sel.size // 64))
         for a in progress_range(0, sel.size, step, progress, self.n, "triangles"):
             self._tick()
             out[a : a + step] = fn(sel[a : a + step])
         return out
 
-    def _packed_rows(self, sym: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    def _packed_rows(self, sym: np.ndarray, sel: np.ndarray, n1: np.ndarray,
+                     probe: Probe) -> np.ndarray:
+        """The packed pass's raw sums of rows ``sel`` (see :mod:`._trikernel`)."""
         if self.kernels is not None:
-            return self.kernels["rows"](sym, self.deg, sel, _GROUP)
+            return self.kernels["rows"](sym, self.deg, n1, np.uint64(probe.key),
+                                        np.uint64(probe.threshold), sel, _GROUP)
         n, b = self.n, self._np_block()
         A = _unpack(sym[sel], n)  # (k, n) float32 0/1
-        out = np.zeros((sel.size, 8), dtype=np.int64)
+        out = np.zeros((sel.size, 13), dtype=np.int64)
         d = self.deg.astype(np.float64)
         for j0 in range(0, n, b):
             B = _unpack(sym[j0 : j0 + b], n)
+            j1 = j0 + B.shape[0]
             C = (A @ B.T).astype(np.float64)  # exact: counts < 2^24
-            Yb = A[:, j0 : j0 + B.shape[0]].astype(np.float64)
-            own = (sel[:, None] == np.arange(j0, j0 + B.shape[0])[None, :])
+            Yb = A[:, j0:j1].astype(np.float64)
+            own = (sel[:, None] == np.arange(j0, j1)[None, :])
             C[own] = 0.0
-            dj = d[j0 : j0 + B.shape[0]]
+            dj = d[j0:j1]
             CY = C * Yb
-            cols = (C.sum(1), C @ dj, (C * C).sum(1), CY.sum(1), CY @ dj, (CY * C).sum(1),
-                    Yb @ dj, Yb @ (dj * dj))
+            probed = (1.0 - Yb) * probe.mask(sel, np.arange(j0, j1))  # probed non-edges
+            probed[own] = 0.0
+            Cp = C * probed
+            cols = (np.zeros(sel.size), Yb @ n1[j0:j1].astype(np.float64),
+                    (Cp * C).sum(1), CY.sum(1), CY @ dj, (CY * C).sum(1),
+                    Yb @ dj, Yb @ (dj * dj),
+                    probed.sum(1), probed @ dj, probed @ (dj * dj), Cp.sum(1), Cp @ dj)
             out += np.round(np.stack(cols, axis=1)).astype(np.int64)
         return out
 
