@@ -414,3 +414,22 @@ def test_structure_found_past_the_limit_stops_before_the_rest(monkeypatch):
     assert sum(cols) == 164  # the screen only
     flat = dpgraph.release(nx.gnp_random_graph(1500, 0.04, seed=3), epsilon=1.0, seed=0)
     assert not flat.communities(max_seconds=1e6, progress=False).resolvable
+
+
+def test_a_seeded_call_is_computed_once_per_release(monkeypatch):
+    """Communities with a seed are a function of the release and the arguments: the same
+    call returns the same result without a second detection; other arguments, another
+    release or seed=None run it again."""
+    from dpgraph.graph.analytics import community
+
+    G, _ = _background_graph()
+    R = dpgraph.release(G, 4.0, seed=0)
+    runs = []
+    detect = community._detect
+    monkeypatch.setattr(community, "_detect", lambda *a, **k: runs.append(1) or detect(*a, **k))
+    first = R.communities()
+    assert R.communities() is first and len(runs) == 1
+    R.communities(knn=5)
+    R.communities(seed=None)
+    dpgraph.release(G, 4.0, seed=1).communities()
+    assert len(runs) == 4

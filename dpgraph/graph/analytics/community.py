@@ -53,7 +53,7 @@ from ..encoding import canonical_node_order
 from ..protocol import Release
 from . import _candidates as cl
 from ._pairsplit import PairSplit
-from ._shared import _entry_map
+from ._shared import _cache, _entry_map
 from .community_planning import (
     SCREEN_BLOCK,
     SCREEN_MIN_NODES,
@@ -316,7 +316,9 @@ def communities(
         The partition, its held-out modularity estimate, the detectability
         flag ``resolvable``, the inspected eigenvalues and (``"auto"``) the
         candidates' select-part scores.  Its repr is a summary (sizes,
-        modularity), never the partition.
+        modularity), never the partition.  With a ``seed`` the result is a
+        function of the release and the arguments, so it is computed once
+        per release and returned again for the same arguments.
 
     Raises
     ------
@@ -349,6 +351,11 @@ def communities(
     True
     """
     _undirected(R, "community detection")
+    # a seeded call is a function of the release and its arguments: computed once per release
+    memo = None if seed is None else ("communities", method, max_communities, holdout, select,
+                                      knn, seed, margin, resolution, proper)
+    if memo is not None and memo in _cache(R):
+        return _cache(R)[memo]
     if not select < 1 - holdout:  # the one joint constraint; each alone is declared
         raise ValueError(f"select must be below 1 - holdout = {1 - holdout:g}, got {select!r}; "
                          "lower select or holdout")
@@ -381,11 +388,14 @@ def communities(
     bar = StageProgress(plan, progress, Deadline(f"community detection on {n:,} nodes",
                                                  limit or 0.0, limit is not None, plan.seconds))
     try:
-        return _detect(R, plan, split, bar, method=method, max_communities=max_communities,
-                       knn=knn, seed=seed, key=key, margin=margin, resolution=resolution,
-                       proper=proper, trivial=trivial, zero=zero)
+        found = _detect(R, plan, split, bar, method=method, max_communities=max_communities,
+                        knn=knn, seed=seed, key=key, margin=margin, resolution=resolution,
+                        proper=proper, trivial=trivial, zero=zero)
     finally:
         bar.close()
+    if memo is not None:
+        _cache(R)[memo] = found
+    return found
 
 
 def _detect(R: Any, plan: CommunityPlan, split: PairSplit, bar: StageProgress, *, method: str,
