@@ -1,3 +1,3 @@
 """The version of dpgraph, in one place (read by setuptools and by every module that prints it)."""
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"

@@ -20,11 +20,10 @@ They are integers, so both ways of computing them give identical results:
 ``"packed"``
     AND-popcount of the packed rows of the symmetric released matrix (one
     bit per pair, n ceil(n/64) words, built from the upper-triangular store
-    by 64 x 64 bit transposes), each unordered pair looked at once.  Only
-    two sums need c_ij off the released edges: C1 = N1 - d_i and Cd =
-    sum_{k in N(i)} N1_k - d_i^2 have closed forms, and the rest of A2, the
-    sum of c_ij^2 over the non-neighbours j, is the one sum that needs every
-    pair.  Up to ``2 PROBE_PER_ROW`` nodes every pair is ANDed and A2 is
+    by 64 x 64 bit transposes), each unordered pair looked at once.  Three
+    of the eight sums range over every j, but C1 = N1 - d_i and Cd =
+    sum_{k in N(i)} N1_k - d_i^2 are closed forms: only A2 needs c_ij for
+    the pairs that are not released edges.  Up to ``2 PROBE_PER_ROW`` nodes every pair is ANDed and A2 is
     exact; above, each non-edge pair is probed independently with
     probability f = PROBE_PER_ROW / n (a seeded hash of the pair: public
     randomness, the same pair probed whichever row asks) and the probed
@@ -36,17 +35,15 @@ They are integers, so both ways of computing them give identical results:
     with all its monomials (``PROBED``: the sums of 1, d_j, d_j^2, c_ij and
     c_ij d_j over them, columns 8-12 of the reductions, A2 the sixth), and
     the cancellation happens inside the sample.  T^ and every other term
-    use the exact sums.
-    (Pairs, not columns: a column's pairs share its degree, so a sample of
-    whole columns leaves the cancellation to a few dozen column totals.)
-    So the pass ANDs the released edges and the probed pairs, (m' + about
-    PROBE_PER_ROW n / 2) x ceil(n / 64) word operations, against n (n - 1) / 2
-    x ceil(n / 64) for every pair: about 3.5 times fewer for a release of
-    density 0.27 (epsilon = 1), more for sparser ones.  Memory: the
-    symmetric words (the size of the release) plus n x 64 bytes per thread.
+    use the exact sums.  So the pass ANDs the released edges and the probed
+    pairs, (m' + about PROBE_PER_ROW n / 2) x ceil(n / 64) word operations,
+    against n (n - 1) / 2 x ceil(n / 64) for every pair: 3.3 times fewer at
+    10^5 nodes and epsilon = 1 (density 0.27), more for sparser releases.
+    Memory: the symmetric words (the size of the release) plus n x 104
+    bytes per thread.
 
 Both can be run on a subset of rows (sampled rows; the packed path then ANDs
-each sampled row with every row).  :func:`cost` predicts the seconds and
+each sampled row with its neighbours' and its probed partners' rows).  :func:`cost` predicts the seconds and
 bytes of either path from n, the released degrees and the edge count: operation
 counts times constants measured on a quiet 2-core AMD EPYC (AVX2) with numba,
 scaled by the number of numba threads, never by a speed measured at call time
@@ -170,7 +167,7 @@ class Probe:
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer, a bijection of uint64 (the kernels' ``_mix``)."""
+    """splitmix64's finalizer, a bijection of uint64 (as in the kernels' ``_probed_pair``)."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
@@ -269,7 +266,7 @@ class TriangleCounter:
             else:  # the numpy path multiplies every pair
                 kernel = pairs * nw * _NP_WORD
             kernel += (n * nw * 0.3e-9 + 2 * self.m * _SEC_BIT) / T  # neighbour sums, first
-            nbytes = 8 * n * nw + (64 * n * T if rows is None else 64 * k) + 16 * n
+            nbytes = 8 * n * nw + (104 * n * T if rows is None else 104 * k) + 16 * n
             if not fast:  # unpacked float32 row blocks instead of per-thread counters
                 nbytes += 2 * 4 * n * self._np_block()
             return build, kernel, nbytes
