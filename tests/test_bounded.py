@@ -371,3 +371,34 @@ def test_to_scipy_sparse_keeps_int32_indices_within_its_size_check(directed):
     assert A.indices.dtype == np.int32 and A.indptr.dtype == np.int32
     assert A.nnz == (m if directed else 2 * m)
     assert peak <= convert.csr_bytes(n, m, directed)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # an unresolved count warns, by design
+def test_synthesis_is_sized_on_the_count_it_builds_not_the_intervals_top(monkeypatch):
+    """An unresolved sparse release's edge count interval reaches far above what the degree
+    distribution gives: synthesis refuses at once only when the interval's low end does not
+    fit, and otherwise sizes the count it builds (so memory between the two suffices)."""
+    from dpgraph.graph import _memory
+    from dpgraph.graph.analytics.counts import number_of_edges
+
+    R = dpgraph.release(nx.gnp_random_graph(3000, 0.003, seed=1), 1.0, seed=2, target_edges=20_000)
+    est = number_of_edges(R, proper=False)
+    top = int(np.ceil(est.value + 1.96 * est.std))
+    need = {}
+
+    def sized(R_, nbytes, what, alternatives=()):
+        need[what.split("about ")[1].split(" edges")[0]] = nbytes
+    monkeypatch.setattr(synthesis, "check_call_fits", sized)
+    synthesis._check_synthesis_fits(R, top, 8 * top + 1000, 60)
+    H = R.synthesize(seed=0)
+    monkeypatch.undo()
+    built = H.number_of_edges()
+    assert built < top
+    top_need, built_need = need[f"{top:,}"], need[f"{built:,}"]
+    assert built_need < top_need
+    between = (top_need + built_need) // 2
+    monkeypatch.setattr(_memory, "available_memory", lambda: between)
+    assert R.synthesize(seed=0).number_of_edges() == built
+    monkeypatch.setattr(_memory, "available_memory", lambda: built_need // 2)
+    with pytest.raises(MemoryError, match="nothing was allocated"):
+        R.synthesize(seed=0)

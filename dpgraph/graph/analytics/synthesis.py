@@ -166,9 +166,11 @@ def synthesize(
         (nothing to synthesize: the message gives the estimates and what
         resolves them).
     MemoryError
-        Before any work, when the synthetic graph, the candidates and the
-        spectral prior cannot fit in the memory available (the message gives
-        each size).
+        When the synthetic graph, the candidates and the spectral prior
+        cannot fit in the memory available (the message gives each size):
+        before any work when even the low end of the edge count's 95%
+        interval does not fit, else once the edge count is chosen from the
+        degree distribution, before the prior and the candidate pass.
     CostLimitError
         The predicted seconds exceed ``max_seconds`` (before any work, with
         each stage's prediction and the ``max_seconds`` that allows it), or
@@ -191,16 +193,21 @@ def synthesize(
     if rank is not None and not (1 <= int(rank) <= n - 2):
         raise ValueError(f"rank must be in 1..{n - 2}, got {rank!r}")
     alpha, beta = R.channel.alpha, R.channel.beta
-    est = number_of_edges(R, proper=False)  # m <= m^ + 1.96 sd (1.): what is sized and predicted
+    est = number_of_edges(R, proper=False)  # m <= m^ + 1.96 sd (1.): what is predicted
     m_most = int(np.clip(np.ceil(float(est.value) + Z95 * float(est.std)), 0, N))
+    m_least = int(np.clip(np.floor(float(est.value) - Z95 * float(est.std)), 0, N))
     budget = int(min(N, 8 * m_most + 1000))
-    _check_synthesis_fits(R, m_most, budget, 60 if rank is None else int(rank))
+    eigen_cap = 60 if rank is None else int(rank)
+    # the edge count lands in the count's 95% interval: sized at its low end before any
+    # work (a refusal then is certain), at the count itself before the prior and the pass
+    _check_synthesis_fits(R, m_least, int(min(N, 8 * m_least + 1000)), eigen_cap)
     plan = synthesis_plan(R, m_most, budget, rank, max_seconds)
     bar = SynthesisProgress(plan, progress)
     try:
         h = degree_distribution(R)
         m_out, _ = synthetic_edge_count(R, h)
         budget = int(min(N, 8 * m_out + 1000))
+        _check_synthesis_fits(R, m_out, budget, eigen_cap)
         rng = np.random.default_rng(seed)
         target, cap = target_degrees(R, h, m_out, rng)
         if rank is None:
